@@ -1,0 +1,97 @@
+// Lossless packed weight formats (docs/format.md is the full spec; this header is its executable form).
+//
+// BF16 weights use few exponents. The 12-bit code keeps sign and 7 mantissa bits and replaces the 8-bit
+// exponent e by a 4-bit code c = e - base, base chosen per matrix so that most weights fit (c in 0..15).
+// A coded weight decodes to the BF16 value with exponent field 112 + c ("coded BF16"), which equals the
+// true weight times 2^(112 - base) exactly; kernels multiply the FP32 accumulator by 2^(base - 112) once.
+// Weights whose exponent does not fit (and every zero, subnormal, Inf and NaN) are exceptions: stored
+// exactly in a per-block side table and patched into the decoded fragment. A matrix with too many exceptions
+// falls back to the 16-bit layout (same fragment order, raw BF16 bits): still exact, chosen automatically.
+//
+// Layout (both codes): the matrix is cut into groups of 16 rows x 64 k. A group is what one warp loads for
+// four mma.m16n8k16 A fragments (k steps s = 0..3); lane L holds, for k step s and register j = 0..3, the
+// BF16 pair (half h = 0, 1) at
+//     row = 16 * row_tile + (L >> 2) + 8 * (j & 1),   k = 64 * group + 16 * s + 2 * (L & 3) + 8 * (j >> 1) + h.
+// Groups are stored row tile major, k group minor: group index = row_tile * k_groups + k_group, so a CTA that
+// owns a row tile and a k range reads one contiguous run of bytes. Inside a group the bytes are chunk-major,
+// lane-minor, 16 bytes per lane per chunk, so every warp-wide 16-byte load is 512 contiguous bytes:
+//   12-bit group (1536 B): chunk 0: low bytes of k steps 0,1   chunk 1: low bytes of k steps 2,3
+//                          chunk 2: four 32-bit "high words", one per k step
+//   16-bit group (2048 B): chunk s: the four A registers of k step s (raw BF16 pairs)
+// Low byte of coded weight = bits 7..0 of coded BF16 = (c & 1) << 7 | mantissa; per k step the lane's 8 low
+// bytes are ordered reg 0 h 0, reg 0 h 1, reg 1 h 0, ..., reg 3 h 1.
+// High word of a k step: for register j the bits sign << 15 | (c >> 1) << 8 of its two halves (as positioned
+// in a BF16 pair: mask 0x87008700), rotated right by 4 * j; the four registers' masks are disjoint after the
+// rotation, so decode is   hi = rotl(W, 4j) & 0x87008700 | 0x38003800;  pair = prmt(lowbytes, hi, sel_j).
+// Rows past N and k past K are padding (coded value 1.0; x is zero there, so padding never reaches out).
+// Exceptions: per block of 16 rows x 256 k (4 groups), entries exc[off[b] .. off[b + 1]) in ascending
+// position, each uint32 = (row_in_tile * 256 + k_in_block) << 16 | true BF16 bits; the packed slot holds the
+// coded value 1.0 (c = 0 would be wrong: any in-window value; the kernel replaces the whole slot).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace solgemm::format {
+
+inline constexpr int kGroupRows = 16;
+inline constexpr int kGroupK = 64;
+inline constexpr int kBlockK = 256;                 // exception block: 16 rows x 256 k
+inline constexpr int kGroupsPerBlock = kBlockK / kGroupK;
+inline constexpr int kBytes12 = 1536;               // bytes of one 12-bit group
+inline constexpr int kBytes16 = 2048;               // bytes of one 16-bit group
+inline constexpr int kCodedExpBase = 112;           // coded BF16 exponent field = 112 + c
+inline constexpr uint32_t kHiMask = 0x87008700u;
+inline constexpr uint32_t kHiConst = 0x38003800u;
+inline constexpr uint16_t kPadCoded = 0x3F80;       // coded 1.0 (c = 15): fills padding and exception slots
+// A matrix falls back to 16 bits when more than this fraction of its weights are exceptions.
+inline constexpr double kMaxExceptionRate = 1.0 / 1024.0;
+
+enum class Code : uint8_t { bits12, bits16 };
+
+// Fragment position -> matrix coordinate (inside a group): lane, k step, register, half -> (row, k).
+struct Pos { int row, k; };
+constexpr Pos frag_pos(int lane, int step, int reg, int half) {
+  return {(lane >> 2) + 8 * (reg & 1), 16 * step + 2 * (lane & 3) + 8 * (reg >> 1) + half};
+}
+
+struct Packed {
+  Code code = Code::bits16;
+  int64_t n = 0, k = 0;              // logical shape
+  int64_t row_tiles = 0, k_groups = 0, k_blocks = 0;
+  int base = 0;                      // exponent base (12-bit code): true = coded * 2^(base - 112)
+  std::vector<uint8_t> data;         // groups, row tile major (kBytes12 or kBytes16 each)
+  std::vector<uint32_t> exc_off;     // row_tiles * k_blocks + 1 offsets (12-bit code only)
+  std::vector<uint32_t> exc;         // exception entries
+  int64_t exceptions() const { return static_cast<int64_t>(exc.size()); }
+  // Every byte the kernels read for the weights, side tables included, per weight of the logical matrix.
+  double bits_per_weight() const;
+  std::string describe() const;
+};
+
+struct EncodeOptions {
+  bool allow12 = true;               // false: always the 16-bit layout
+};
+
+// Exponent histogram -> the base that keeps the most weights in the 16-exponent window [base, base + 15]
+// (exponents 0 and 255 never count). Returns also the number of weights outside.
+struct BaseChoice { int base; int64_t outside; };
+BaseChoice choose_base(const uint16_t* w, int64_t count);
+
+// Encode N x K row-major BF16 bits. Lossless: decode(encode(w)) == w bit for bit.
+Packed encode_bf16(const uint16_t* w, int64_t n, int64_t k, const EncodeOptions& opt = {});
+// The reference decoder (the oracle for every GPU decoder): back to N x K row-major BF16 bits.
+std::vector<uint16_t> decode_bf16(const Packed& p);
+
+// Router: FP32 -> BF16 hi + lo with lo = bf16((w - hi) * 2^kLoShift), so w ~= hi + lo * 2^-kLoShift.
+inline constexpr int kLoShift = 8;
+struct HiLo { uint16_t hi, lo; };
+HiLo split_hilo(float w);
+float join_hilo(HiLo h);             // hi + lo * 2^-8 in FP32 (the value the router kernel multiplies by)
+
+// Helpers shared by tests and tools.
+uint16_t f32_to_bf16_rn(float f);    // round to nearest even, NaN kept quiet
+float bf16_to_f32(uint16_t b);
+
+}  // namespace solgemm::format

@@ -1,0 +1,51 @@
+// The plan table: every call is dispatched through select_plan(shape, m) -> (kernel family, configuration).
+// One table for all shapes; later kernels replace the reference kernel range by range. docs/kernels.md is the
+// human-readable version of this table and says why each entry is what it is.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace solgemm {
+
+enum class Kernel {
+  reference,   // simple tiled CUDA-core kernel, any shape, any m (correct, not fast)
+  skinny,      // memory-bound m <= 64: packed weights (12-bit or 16-bit) decoded in registers, mma.sync
+  router,      // FP32 weights as BF16 hi + lo (or exact), split over K, FP32 out
+};
+const char* to_string(Kernel k);
+
+// How the weights are stored after prepare (docs/format.md).
+enum class Storage {
+  raw_bf16,    // the original row-major BF16 (reference kernel)
+  raw_f32,     // the original row-major FP32 (reference kernel)
+  packed12,    // 12-bit code, fragment order, exceptions in a side table
+  packed16,    // 16-bit fallback, same fragment order
+  hilo,        // router: BF16 hi + lo, fragment order
+};
+const char* to_string(Storage s);
+
+struct Config {
+  int split_k = 1;       // CTAs (of one cluster) sharing one output tile along K
+  int n_tiles = 1;       // 8-token MMA column tiles per CTA (m <= 8 * n_tiles)
+  int warps = 4;         // warps per CTA
+  std::string str() const;
+};
+
+struct Plan {
+  Kernel kernel = Kernel::reference;
+  Config cfg;
+  std::string why;       // one line: why this entry
+  std::string str() const;
+};
+
+// The shape a plan is chosen for: N (rows actually computed), K, weight storage.
+struct Shape {
+  int64_t rows;
+  int64_t k;
+  Storage storage;
+};
+
+Plan select_plan(const Shape& s, int64_t m);
+
+}  // namespace solgemm

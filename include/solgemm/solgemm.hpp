@@ -1,0 +1,78 @@
+// solgemm: the linear projections of LLM inference, out = x @ W^T, at serving batch sizes, on Hopper.
+//
+// Framework-free public API: raw device pointers, sizes, a cudaStream_t. No PyTorch.
+//
+//   auto w = solgemm::Weights::prepare(d_W, solgemm::DType::bf16, N, K, stream);   // once, untimed
+//   w.run(d_x, m, d_out, rows, stream);                                              // graph-safe
+//
+// prepare() may pack, compress (losslessly) and repack W; description() says what it chose.
+// run() computes out[i, n] = sum_k x[i, k] * W[n, k] for i < m, n < rows (rows <= N: the first `rows` output
+// features, e.g. a tensor-parallel slice), writes out as m x rows row-major, and is CUDA-graph safe: no host
+// synchronisation, no allocation, no branching on data; any state the kernels use is reset by the kernels.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include <cuda_runtime.h>
+
+namespace solgemm {
+
+// Every error the library reports: one line saying what is wrong, where, and what was expected.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class DType { bf16, f32 };
+const char* to_string(DType t);
+
+// The router's FP32 weights: hi + lo split (two BF16 terms, relative error ~2^-17 per weight) or exact.
+enum class RouterMode { hi_lo, exact };
+
+struct PrepareOptions {
+  bool compress = true;                     // allow the lossless 12-bit code for BF16 weights
+  RouterMode router_mode = RouterMode::hi_lo;
+  int max_m = 4096;                         // largest m run() will be called with (sizes any workspace)
+};
+
+// Which kernel family ran a call, and with what configuration (see plan.hpp / docs/kernels.md).
+struct PlanInfo;
+
+class Weights {
+ public:
+  // W: device pointer to N x K row-major weights of dtype `wt` (bf16 -> out bf16; f32 -> out f32).
+  // Runs on `stream` and synchronises it (prepare is untimed and may use the host).
+  static Weights prepare(const void* d_W, DType wt, int64_t n, int64_t k, cudaStream_t stream,
+                         const PrepareOptions& opt = {});
+
+  // x: device, m x K BF16 row-major. out: device, m x rows (BF16, or FP32 for FP32 weights).
+  // Throws solgemm::Error on bad arguments before touching the GPU; never synchronises.
+  void run(const void* d_x, int64_t m, void* d_out, int64_t rows, cudaStream_t stream) const;
+
+  // The kernel and configuration a call of this size would use, as one line.
+  std::string plan_for(int64_t m, int64_t rows) const;
+  // What prepare chose: storage format, bits per weight, exceptions.
+  std::string description() const;
+  // Bytes the kernels read for the weights of `rows` output rows (for floors at the stored size).
+  double weight_bits() const;
+
+  int64_t n() const;
+  int64_t k() const;
+  DType dtype() const;
+  DType out_dtype() const;
+
+  Weights(Weights&&) noexcept;
+  Weights& operator=(Weights&&) noexcept;
+  ~Weights();
+
+  struct Impl;
+
+ private:
+  explicit Weights(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace solgemm

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Build everything and run the tests (CPU tests everywhere; GPU tests skip without a GPU).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$BUILD" -j"$(nproc)"
+ctest --test-dir "$BUILD" --output-on-failure "$@"

@@ -1,0 +1,146 @@
+// Weights::prepare / run: argument checks, storage choice, and dispatch through the plan table.
+#include <cuda_bf16.h>
+#include <fmt/format.h>
+
+#include <vector>
+
+#include "kernels/kernels.hpp"
+#include "solgemm/format.hpp"
+#include "solgemm/plan.hpp"
+#include "solgemm/solgemm.hpp"
+
+namespace solgemm {
+
+const char* to_string(DType t) { return t == DType::bf16 ? "bf16" : "f32"; }
+
+namespace {
+
+void check_cuda(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw Error(fmt::format("solgemm: {}: CUDA error: {}", what, cudaGetErrorString(e)));
+}
+
+}  // namespace
+
+// Owned device buffer.
+struct DevBuf {
+  void* p = nullptr;
+  size_t bytes = 0;
+  DevBuf() = default;
+  DevBuf(const DevBuf&) = delete;
+  DevBuf& operator=(const DevBuf&) = delete;
+  ~DevBuf() { if (p) cudaFree(p); }
+  void upload(const void* host, size_t n, cudaStream_t s, const char* what) {
+    bytes = n;
+    check_cuda(cudaMalloc(&p, n ? n : 1), what);
+    if (n) check_cuda(cudaMemcpyAsync(p, host, n, cudaMemcpyHostToDevice, s), what);
+  }
+};
+
+struct Weights::Impl {
+  DType dtype = DType::bf16;
+  int64_t n = 0, k = 0;
+  PrepareOptions opt;
+  Storage storage = Storage::raw_bf16;   // what the fast kernels read (raw when none applies)
+  DevBuf raw;                            // the original weights, for the reference kernel
+  DevBuf packed, exc_off, exc;           // packed12 / packed16
+  DevBuf hi, lo, lo2;                    // router hi + lo (+ lo2 in exact mode)
+  format::Packed meta;                   // host copy of the packing metadata (data cleared after upload)
+  double bits = 16;
+  std::string desc;
+
+  kernels::PackedView packed_view() const {
+    kernels::PackedView v;
+    v.data = static_cast<const uint8_t*>(packed.p);
+    v.exc_off = static_cast<const uint32_t*>(exc_off.p);
+    v.exc = static_cast<const uint32_t*>(exc.p);
+    v.bits12 = meta.code == format::Code::bits12;
+    v.base = meta.base;
+    v.n = n;
+    v.k = k;
+    v.row_tiles = meta.row_tiles;
+    v.k_groups = meta.k_groups;
+    v.k_blocks = meta.k_blocks;
+    return v;
+  }
+};
+
+Weights::Weights(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Weights::Weights(Weights&&) noexcept = default;
+Weights& Weights::operator=(Weights&&) noexcept = default;
+Weights::~Weights() = default;
+
+int64_t Weights::n() const { return impl_->n; }
+int64_t Weights::k() const { return impl_->k; }
+DType Weights::dtype() const { return impl_->dtype; }
+DType Weights::out_dtype() const { return impl_->dtype; }
+double Weights::weight_bits() const { return impl_->bits; }
+std::string Weights::description() const { return impl_->desc; }
+
+Weights Weights::prepare(const void* d_W, DType wt, int64_t n, int64_t k, cudaStream_t stream,
+                         const PrepareOptions& opt) {
+  if (d_W == nullptr) throw Error("solgemm::Weights::prepare: W is a null pointer; expected a device pointer");
+  if (n < 1 || k < 1)
+    throw Error(fmt::format("solgemm::Weights::prepare: shape {} x {}; expected N >= 1 and K >= 1", n, k));
+  if (n > (int64_t{1} << 24) || k > (int64_t{1} << 24))
+    throw Error(fmt::format("solgemm::Weights::prepare: shape {} x {}; expected N, K <= 2^24", n, k));
+  cudaPointerAttributes attr{};
+  if (cudaPointerGetAttributes(&attr, d_W) != cudaSuccess || attr.type != cudaMemoryTypeDevice) {
+    cudaGetLastError();
+    throw Error("solgemm::Weights::prepare: W is not a device pointer; expected memory from cudaMalloc");
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->dtype = wt;
+  impl->n = n;
+  impl->k = k;
+  impl->opt = opt;
+  const size_t esz = wt == DType::bf16 ? 2 : 4;
+  const size_t bytes = static_cast<size_t>(n) * static_cast<size_t>(k) * esz;
+  check_cuda(cudaMalloc(&impl->raw.p, bytes), "prepare: allocating the weight copy");
+  impl->raw.bytes = bytes;
+  check_cuda(cudaMemcpyAsync(impl->raw.p, d_W, bytes, cudaMemcpyDeviceToDevice, stream), "prepare: copying W");
+  impl->storage = wt == DType::bf16 ? Storage::raw_bf16 : Storage::raw_f32;
+  impl->bits = static_cast<double>(esz * 8);
+  impl->desc = fmt::format("{} {}x{} stored raw ({} bits/weight)", to_string(wt), n, k, esz * 8);
+  check_cuda(cudaStreamSynchronize(stream), "prepare: synchronising");
+  return Weights(std::move(impl));
+}
+
+std::string Weights::plan_for(int64_t m, int64_t rows) const {
+  return select_plan({rows, impl_->k, impl_->storage}, m).str();
+}
+
+void Weights::run(const void* d_x, int64_t m, void* d_out, int64_t rows, cudaStream_t stream) const {
+  const Impl& w = *impl_;
+  if (m < 1) throw Error(fmt::format("solgemm::Weights::run: m = {}; expected m >= 1", m));
+  if (m > w.opt.max_m)
+    throw Error(fmt::format("solgemm::Weights::run: m = {}; expected m <= max_m = {} (PrepareOptions)", m,
+                            w.opt.max_m));
+  if (rows < 1 || rows > w.n)
+    throw Error(fmt::format("solgemm::Weights::run: rows = {}; expected 1 <= rows <= N = {}", rows, w.n));
+  if (d_x == nullptr || d_out == nullptr)
+    throw Error("solgemm::Weights::run: x or out is a null pointer; expected device pointers");
+  const auto* x = static_cast<const __nv_bfloat16*>(d_x);
+  const Plan plan = select_plan({rows, w.k, w.storage}, m);
+  switch (plan.kernel) {
+    case Kernel::reference:
+      kernels::launch_reference(w.dtype, w.raw.p, x, m, d_out, rows, w.k, stream);
+      break;
+    case Kernel::skinny:
+      kernels::launch_skinny(plan.cfg, w.packed_view(), x, m, static_cast<__nv_bfloat16*>(d_out), rows, stream);
+      break;
+    case Kernel::router: {
+      kernels::HiLoView v;
+      v.hi = static_cast<const uint8_t*>(w.hi.p);
+      v.lo = static_cast<const uint8_t*>(w.lo.p);
+      v.lo2 = static_cast<const uint8_t*>(w.lo2.p);
+      v.n = w.n;
+      v.k = w.k;
+      v.row_tiles = w.meta.row_tiles;
+      v.k_groups = w.meta.k_groups;
+      kernels::launch_router(plan.cfg, v, x, m, static_cast<float*>(d_out), rows, stream);
+      break;
+    }
+  }
+}
+
+}  // namespace solgemm

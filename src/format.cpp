@@ -1,0 +1,1 @@
+// format.cpp: encoder / decoder (see include/solgemm/format.hpp). Being written.

@@ -1,0 +1,44 @@
+// Internal launch interface of the kernel families (one family per file in src/kernels/). Not installed.
+#pragma once
+
+#include <cstdint>
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include "solgemm/plan.hpp"
+#include "solgemm/solgemm.hpp"
+
+namespace solgemm::kernels {
+
+// reference.cu: any storage that is raw (BF16 or FP32 weights, row-major N x K), any m, any rows.
+void launch_reference(DType wt, const void* W, const __nv_bfloat16* x, int64_t m, void* out, int64_t rows,
+                      int64_t k, cudaStream_t stream);
+
+// Device view of a packed matrix (format.hpp).
+struct PackedView {
+  const uint8_t* data = nullptr;     // groups
+  const uint32_t* exc_off = nullptr; // row_tiles * k_blocks + 1
+  const uint32_t* exc = nullptr;
+  bool bits12 = true;
+  int base = 112;
+  int64_t n = 0, k = 0, row_tiles = 0, k_groups = 0, k_blocks = 0;
+};
+
+// skinny.cu: m <= 64, packed12 / packed16.
+void launch_skinny(const Config& cfg, const PackedView& w, const __nv_bfloat16* x, int64_t m,
+                   __nv_bfloat16* out, int64_t rows, cudaStream_t stream);
+
+// Device view of the router's hi + lo matrices (16-bit group layout each, see format.hpp / docs/format.md).
+struct HiLoView {
+  const uint8_t* hi = nullptr;       // packed16 groups of bf16(W)
+  const uint8_t* lo = nullptr;       // packed16 groups of bf16((W - hi) * 2^8)
+  const uint8_t* lo2 = nullptr;      // exact mode only: third term, nullptr otherwise
+  int64_t n = 0, k = 0, row_tiles = 0, k_groups = 0;
+};
+
+// router.cu: FP32 weights as hi + lo, FP32 out, any m.
+void launch_router(const Config& cfg, const HiLoView& w, const __nv_bfloat16* x, int64_t m, float* out,
+                   int64_t rows, cudaStream_t stream);
+
+}  // namespace solgemm::kernels

@@ -1,0 +1,1 @@
+// safetensors.cpp: reader (see include/solgemm/safetensors.hpp). Being written.

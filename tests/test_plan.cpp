@@ -1,0 +1,41 @@
+// The plan table covers every layer at every m from 1 to 4096, and each plan can serve its shape.
+#include <gtest/gtest.h>
+
+#include "solgemm/plan.hpp"
+
+namespace {
+
+struct Layer {
+  const char* name;
+  int64_t n, k;
+  solgemm::Storage storage;
+};
+
+TEST(Plan, CoversEveryLayerAtEveryM) {
+  const Layer layers[] = {{"qkv_gate", 2304, 8192, solgemm::Storage::packed12},
+                          {"o", 8192, 1024, solgemm::Storage::packed12},
+                          {"pooler", 4096, 8192, solgemm::Storage::packed12},
+                          {"unpooler", 8192, 4096, solgemm::Storage::packed12},
+                          {"unpooler_slice", 1024, 4096, solgemm::Storage::packed12},
+                          {"router", 256, 8192, solgemm::Storage::hilo},
+                          {"raw", 2304, 8192, solgemm::Storage::raw_bf16},
+                          {"fallback", 4096, 8192, solgemm::Storage::packed16}};
+  for (const auto& l : layers) {
+    for (int64_t m = 1; m <= 4096; ++m) {
+      const auto p = solgemm::select_plan({l.n, l.k, l.storage}, m);
+      SCOPED_TRACE(testing::Message() << l.name << " m=" << m << " plan=" << p.str());
+      EXPECT_FALSE(p.why.empty());
+      EXPECT_GE(p.cfg.split_k, 1);
+      switch (p.kernel) {
+        case solgemm::Kernel::reference: break;  // any shape
+        case solgemm::Kernel::skinny:
+          EXPECT_TRUE(l.storage == solgemm::Storage::packed12 || l.storage == solgemm::Storage::packed16);
+          EXPECT_LE(m, 8 * p.cfg.n_tiles);
+          break;
+        case solgemm::Kernel::router: EXPECT_EQ(l.storage, solgemm::Storage::hilo); break;
+      }
+    }
+  }
+}
+
+}  // namespace
