@@ -101,7 +101,39 @@ Weights Weights::prepare(const void* d_W, DType wt, int64_t n, int64_t k, cudaSt
   impl->storage = wt == DType::bf16 ? Storage::raw_bf16 : Storage::raw_f32;
   impl->bits = static_cast<double>(esz * 8);
   impl->desc = fmt::format("{} {}x{} stored raw ({} bits/weight)", to_string(wt), n, k, esz * 8);
+
+  // Pack for the fast kernels on the host (untimed): lossless code for BF16, hi + lo for FP32.
+  std::vector<uint8_t> host(bytes);
+  check_cuda(cudaMemcpyAsync(host.data(), d_W, bytes, cudaMemcpyDeviceToHost, stream), "prepare: reading W");
   check_cuda(cudaStreamSynchronize(stream), "prepare: synchronising");
+  if (wt == DType::bf16) {
+    format::EncodeOptions eo;
+    eo.allow12 = opt.compress;
+    format::Packed pk = format::encode_bf16(reinterpret_cast<const uint16_t*>(host.data()), n, k, eo);
+    impl->packed.upload(pk.data.data(), pk.data.size(), stream, "prepare: uploading packed weights");
+    impl->exc_off.upload(pk.exc_off.data(), pk.exc_off.size() * 4, stream, "prepare: uploading exceptions");
+    impl->exc.upload(pk.exc.data(), pk.exc.size() * 4, stream, "prepare: uploading exceptions");
+    impl->storage = pk.code == format::Code::bits12 ? Storage::packed12 : Storage::packed16;
+    impl->bits = pk.bits_per_weight();
+    impl->desc = pk.describe();
+    check_cuda(cudaStreamSynchronize(stream), "prepare: synchronising");
+    pk.data.clear();
+    pk.data.shrink_to_fit();
+    impl->meta = std::move(pk);
+  } else {
+    format::PackedHiLo hl = format::encode_hilo(reinterpret_cast<const float*>(host.data()), n, k,
+                                                opt.router_mode == RouterMode::exact);
+    impl->hi.upload(hl.hi.data(), hl.hi.size(), stream, "prepare: uploading hi");
+    impl->lo.upload(hl.lo.data(), hl.lo.size(), stream, "prepare: uploading lo");
+    if (hl.exact) impl->lo2.upload(hl.lo2.data(), hl.lo2.size(), stream, "prepare: uploading lo2");
+    impl->storage = Storage::hilo;
+    impl->bits = hl.bits_per_weight();
+    impl->desc = fmt::format("f32 {}x{} as BF16 {} ({} bits/weight)", n, k, hl.exact ? "hi+lo+lo2 (exact)" : "hi+lo",
+                             impl->bits);
+    impl->meta.row_tiles = hl.row_tiles;
+    impl->meta.k_groups = hl.k_groups;
+    check_cuda(cudaStreamSynchronize(stream), "prepare: synchronising");
+  }
   return Weights(std::move(impl));
 }
 

@@ -29,13 +29,40 @@ std::string Config::str() const { return fmt::format("split_k={} n_tiles={} warp
 
 std::string Plan::str() const { return fmt::format("{} [{}] ({})", to_string(kernel), cfg.str(), why); }
 
-Plan select_plan(const Shape& s, int64_t m) {
+namespace {
+
+Plan reference_plan(const char* why) {
   Plan p;
   p.kernel = Kernel::reference;
-  p.why = "first entry: correct for every shape";
+  p.why = why;
+  return p;
+}
+
+// BF16 weights, packed (12-bit or 16-bit fallback): the skinny family for m <= 64 (memory-bound).
+Plan plan_packed(const Shape& s, int64_t m) {
   (void)s;
   (void)m;
-  return p;
+  return reference_plan("skinny family not built yet");
+}
+
+// FP32 weights as hi + lo: the router family for every m.
+Plan plan_hilo(const Shape& s, int64_t m) {
+  (void)s;
+  (void)m;
+  return reference_plan("router family not built yet");
+}
+
+}  // namespace
+
+Plan select_plan(const Shape& s, int64_t m) {
+  switch (s.storage) {
+    case Storage::packed12:
+    case Storage::packed16: return plan_packed(s, m);
+    case Storage::hilo: return plan_hilo(s, m);
+    case Storage::raw_bf16:
+    case Storage::raw_f32: break;
+  }
+  return reference_plan("raw weights: only the reference kernel reads them");
 }
 
 }  // namespace solgemm

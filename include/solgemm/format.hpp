@@ -90,6 +90,18 @@ struct HiLo { uint16_t hi, lo; };
 HiLo split_hilo(float w);
 float join_hilo(HiLo h);             // hi + lo * 2^-8 in FP32 (the value the router kernel multiplies by)
 
+// The router's stored form: hi and lo (and, in exact mode, lo2 = bf16((w - hi - lo * 2^-8) * 2^16)) as
+// three N x K BF16 matrices, each in the 16-bit group layout above (kBytes16 per group, same group order).
+struct PackedHiLo {
+  int64_t n = 0, k = 0, row_tiles = 0, k_groups = 0;
+  bool exact = false;
+  std::vector<uint8_t> hi, lo, lo2;  // lo2 empty unless exact
+  double bits_per_weight() const;
+};
+PackedHiLo encode_hilo(const float* w, int64_t n, int64_t k, bool exact);
+// w reconstructed from the stored terms (FP32 when hi_lo, which is what the bound in docs/format.md is about).
+std::vector<float> decode_hilo(const PackedHiLo& p);
+
 // Helpers shared by tests and tools.
 uint16_t f32_to_bf16_rn(float f);    // round to nearest even, NaN kept quiet
 float bf16_to_f32(uint16_t b);
