@@ -22,7 +22,11 @@
 // bytes are ordered reg 0 h 0, reg 0 h 1, reg 1 h 0, ..., reg 3 h 1.
 // High word of a k step: for register j the bits sign << 15 | (c >> 1) << 8 of its two halves (as positioned
 // in a BF16 pair: mask 0x87008700), rotated right by 4 * j; the four registers' masks are disjoint after the
-// rotation, so decode is   hi = rotl(W, 4j) & 0x87008700 | 0x38003800;  pair = prmt(lowbytes, hi, sel_j).
+// rotation, so a GPU decodes register j of a k step in four integer instructions (SHF, LOP3, PRMT, IADD):
+//     pair = prmt(lowbytes, rotl(W, 4j) & 0x87008700, sel_j) + (base << 7) * 0x00010001
+// (after the PRMT each half holds sign | c << 7 | mantissa; adding base << 7 makes the exponent base + c <= 254,
+// never carrying into the sign or the other half). Equivalently, OR-ing 0x38003800 instead of adding gives the
+// "coded BF16" (exponent 112 + c) = true * 2^(112 - base), for kernels that prefer to scale the accumulator.
 // Rows past N and k past K are padding (coded value 1.0; x is zero there, so padding never reaches out).
 // Exceptions: per block of 16 rows x 256 k (4 groups), entries exc[off[b] .. off[b + 1]) in ascending
 // position, each uint32 = (row_in_tile * 256 + k_in_block) << 16 | true BF16 bits; the packed slot holds the
