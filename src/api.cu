@@ -1,4 +1,5 @@
 // Weights::prepare / run: argument checks, storage choice, and dispatch through the plan table.
+#include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <fmt/format.h>
 
@@ -47,6 +48,15 @@ struct Weights::Impl {
   format::Packed meta;                   // host copy of the packing metadata (data cleared after upload)
   double bits = 16;
   std::string desc;
+  cublasHandle_t blas = nullptr;         // vendor family (BF16, m > 64), with its own workspace
+  DevBuf blas_ws;
+
+  Impl() = default;
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+  ~Impl() {
+    if (blas) cublasDestroy(blas);
+  }
 
   kernels::PackedView packed_view() const {
     kernels::PackedView v;
@@ -120,6 +130,13 @@ Weights Weights::prepare(const void* d_W, DType wt, int64_t n, int64_t k, cudaSt
     pk.data.clear();
     pk.data.shrink_to_fit();
     impl->meta = std::move(pk);
+    // cuBLAS for the math-bound range: a handle with a fixed workspace, so run() is graph-capturable.
+    constexpr size_t kBlasWorkspace = size_t{32} << 20;
+    if (cublasCreate(&impl->blas) != CUBLAS_STATUS_SUCCESS) throw Error("solgemm: prepare: cublasCreate failed");
+    check_cuda(cudaMalloc(&impl->blas_ws.p, kBlasWorkspace), "prepare: allocating the cuBLAS workspace");
+    impl->blas_ws.bytes = kBlasWorkspace;
+    if (cublasSetWorkspace(impl->blas, impl->blas_ws.p, kBlasWorkspace) != CUBLAS_STATUS_SUCCESS)
+      throw Error("solgemm: prepare: cublasSetWorkspace failed");
   } else {
     format::PackedHiLo hl = format::encode_hilo(reinterpret_cast<const float*>(host.data()), n, k,
                                                 opt.router_mode == RouterMode::exact);
@@ -159,6 +176,9 @@ void Weights::run(const void* d_x, int64_t m, void* d_out, int64_t rows, cudaStr
       break;
     case Kernel::skinny:
       kernels::launch_skinny(plan.cfg, w.packed_view(), x, m, static_cast<__nv_bfloat16*>(d_out), rows, stream);
+      break;
+    case Kernel::vendor:
+      kernels::launch_vendor(w.blas, w.raw.p, x, m, static_cast<__nv_bfloat16*>(d_out), rows, w.k, stream);
       break;
     case Kernel::router: {
       kernels::HiLoView v;

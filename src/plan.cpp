@@ -10,6 +10,7 @@ const char* to_string(Kernel k) {
     case Kernel::reference: return "reference";
     case Kernel::skinny: return "skinny";
     case Kernel::router: return "router";
+    case Kernel::vendor: return "vendor";
   }
   return "?";
 }
@@ -57,7 +58,14 @@ Plan plan_hilo(const Shape& s, int64_t m) {
 Plan select_plan(const Shape& s, int64_t m) {
   switch (s.storage) {
     case Storage::packed12:
-    case Storage::packed16: return plan_packed(s, m);
+    case Storage::packed16:
+      if (m > 64) {
+        Plan p;
+        p.kernel = Kernel::vendor;
+        p.why = "m > 64 BF16: cuBLAS on the raw weights until our tensor-core family for this range lands";
+        return p;
+      }
+      return plan_packed(s, m);
     case Storage::hilo: return plan_hilo(s, m);
     case Storage::raw_bf16:
     case Storage::raw_f32: break;

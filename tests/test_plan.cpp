@@ -33,6 +33,9 @@ TEST(Plan, CoversEveryLayerAtEveryM) {
           EXPECT_LE(m, 8 * p.cfg.n_tiles);
           break;
         case solgemm::Kernel::router: EXPECT_EQ(l.storage, solgemm::Storage::hilo); break;
+        case solgemm::Kernel::vendor:
+          EXPECT_TRUE(l.storage == solgemm::Storage::packed12 || l.storage == solgemm::Storage::packed16);
+          break;
       }
     }
   }

@@ -12,6 +12,7 @@ enum class Kernel {
   reference,   // simple tiled CUDA-core kernel, any shape, any m (correct, not fast)
   skinny,      // memory-bound m <= 64: packed weights (12-bit or 16-bit) decoded in registers, mma.sync
   router,      // FP32 weights as BF16 hi + lo (or exact), split over K, FP32 out
+  vendor,      // cuBLAS on the raw BF16 weights: math-bound m > 64, until a family of ours beats it there
 };
 const char* to_string(Kernel k);
 

@@ -15,6 +15,11 @@ namespace solgemm::kernels {
 void launch_reference(DType wt, const void* W, const __nv_bfloat16* x, int64_t m, void* out, int64_t rows,
                       int64_t k, cudaStream_t stream);
 
+// vendor.cu: cuBLAS (cublasGemmEx, BF16 in/out, FP32 compute) on raw row-major BF16 weights. `handle` is a
+// cublasHandle_t with a workspace set at prepare (graph-capturable).
+void launch_vendor(void* handle, const void* W, const __nv_bfloat16* x, int64_t m, __nv_bfloat16* out,
+                   int64_t rows, int64_t k, cudaStream_t stream);
+
 // Device view of a packed matrix (format.hpp).
 struct PackedView {
   const uint8_t* data = nullptr;     // groups
