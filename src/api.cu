@@ -169,13 +169,16 @@ void Weights::run(const void* d_x, int64_t m, void* d_out, int64_t rows, cudaStr
   if (d_x == nullptr || d_out == nullptr)
     throw Error("solgemm::Weights::run: x or out is a null pointer; expected device pointers");
   const auto* x = static_cast<const __nv_bfloat16*>(d_x);
-  const Plan plan = select_plan({rows, w.k, w.storage}, m);
+  const Plan plan = w.opt.force_reference ? Plan{} : select_plan({rows, w.k, w.storage}, m);
   switch (plan.kernel) {
     case Kernel::reference:
       kernels::launch_reference(w.dtype, w.raw.p, x, m, d_out, rows, w.k, stream);
       break;
     case Kernel::skinny:
       kernels::launch_skinny(plan.cfg, w.packed_view(), x, m, static_cast<__nv_bfloat16*>(d_out), rows, stream);
+      break;
+    case Kernel::wide:
+      kernels::launch_wide(plan.cfg, w.packed_view(), x, m, static_cast<__nv_bfloat16*>(d_out), rows, stream);
       break;
     case Kernel::vendor:
       kernels::launch_vendor(w.blas, w.raw.p, x, m, static_cast<__nv_bfloat16*>(d_out), rows, w.k, stream);

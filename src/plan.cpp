@@ -10,6 +10,7 @@ const char* to_string(Kernel k) {
     case Kernel::reference: return "reference";
     case Kernel::skinny: return "skinny";
     case Kernel::router: return "router";
+    case Kernel::wide: return "wide";
     case Kernel::vendor: return "vendor";
   }
   return "?";
@@ -46,6 +47,29 @@ Plan plan_packed(const Shape& s, int64_t m) {
   return reference_plan("skinny family not built yet");
 }
 
+// BF16 packed, 64 < m <= 256: the wide family. Split K over a cluster so that the CTAs (64 rows x 128 tokens
+// each) fill the 132 SMs in whole waves; a little credit for >= 200 CTAs (two or more per SM hide latency).
+Plan plan_wide(const Shape& s, int64_t m) {
+  constexpr int kSms = 132;
+  const int64_t tiles = ((s.rows + 63) / 64) * ((m + 127) / 128);
+  Plan p;
+  p.kernel = Kernel::wide;
+  double best = -1;
+  for (int split = 1; split <= 8; ++split) {
+    const int64_t n = tiles * split;
+    const double eff = static_cast<double>(n) / (kSms * ((n + kSms - 1) / kSms));
+    const double score = eff + (n >= 200 ? 0.03 : 0.0);
+    if (score > best + 1e-9) {
+      best = score;
+      p.cfg.split_k = split;
+    }
+  }
+  p.cfg.n_tiles = 16;
+  p.cfg.warps = 4;
+  p.why = "verify batch: near the ridge; 12-bit weights straight into wgmma A registers, split K to fill waves";
+  return p;
+}
+
 // FP32 weights as hi + lo: the router family for every m.
 Plan plan_hilo(const Shape& s, int64_t m) {
   (void)s;
@@ -59,12 +83,13 @@ Plan select_plan(const Shape& s, int64_t m) {
   switch (s.storage) {
     case Storage::packed12:
     case Storage::packed16:
-      if (m > 64) {
+      if (m > 256) {
         Plan p;
         p.kernel = Kernel::vendor;
-        p.why = "m > 64 BF16: cuBLAS on the raw weights until our tensor-core family for this range lands";
+        p.why = "m > 256 BF16: math-bound; cuBLAS on the raw weights until a family of ours beats it there";
         return p;
       }
+      if (m > 64) return plan_wide(s, m);
       return plan_packed(s, m);
     case Storage::hilo: return plan_hilo(s, m);
     case Storage::raw_bf16:

@@ -33,6 +33,11 @@ TEST(Plan, CoversEveryLayerAtEveryM) {
           EXPECT_LE(m, 8 * p.cfg.n_tiles);
           break;
         case solgemm::Kernel::router: EXPECT_EQ(l.storage, solgemm::Storage::hilo); break;
+        case solgemm::Kernel::wide:
+          EXPECT_TRUE(l.storage == solgemm::Storage::packed12 || l.storage == solgemm::Storage::packed16);
+          EXPECT_GT(m, 64);
+          EXPECT_LE(p.cfg.split_k, 8);
+          break;
         case solgemm::Kernel::vendor:
           EXPECT_TRUE(l.storage == solgemm::Storage::packed12 || l.storage == solgemm::Storage::packed16);
           break;

@@ -12,6 +12,7 @@ enum class Kernel {
   reference,   // simple tiled CUDA-core kernel, any shape, any m (correct, not fast)
   skinny,      // memory-bound m <= 64: packed weights (12-bit or 16-bit) decoded in registers, mma.sync
   router,      // FP32 weights as BF16 hi + lo (or exact), split over K, FP32 out
+  wide,        // verify batches 64 < m <= 256: packed weights decoded into wgmma's register A operand
   vendor,      // cuBLAS on the raw BF16 weights: math-bound m > 64, until a family of ours beats it there
 };
 const char* to_string(Kernel k);
@@ -26,10 +27,16 @@ enum class Storage {
 };
 const char* to_string(Storage s);
 
+// Skinny / router layout: CTA = rt_cta row tiles (16 rows) x wk warps along K, each warp gpw groups of 64 k;
+// a cluster of split_k CTAs splits K further (reduced in distributed shared memory, fixed order). Chosen per
+// shape, never per m (batch invariance); only n_tiles follows m.
 struct Config {
   int split_k = 1;       // CTAs (of one cluster) sharing one output tile along K
-  int n_tiles = 1;       // 8-token MMA column tiles per CTA (m <= 8 * n_tiles)
-  int warps = 4;         // warps per CTA
+  int n_tiles = 1;       // 8-token MMA column tiles per CTA (m <= 8 * n_tiles, else chunks over the grid)
+  int warps = 4;         // warps per CTA (= rt_cta * wk for the skinny and router families)
+  int rt_cta = 1;        // row tiles per CTA
+  int wk = 1;            // warps along K per CTA
+  int gpw = 1;           // 64-k groups per warp
   std::string str() const;
 };
 

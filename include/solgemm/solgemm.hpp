@@ -36,6 +36,7 @@ struct PrepareOptions {
   bool compress = true;                     // allow the lossless 12-bit code for BF16 weights
   RouterMode router_mode = RouterMode::hi_lo;
   int max_m = 4096;                         // largest m run() will be called with (sizes any workspace)
+  bool force_reference = false;             // run() bypasses the plan table: reference kernel only
 };
 
 // Which kernel family ran a call, and with what configuration (see plan.hpp / docs/kernels.md).

@@ -34,6 +34,10 @@ struct PackedView {
 void launch_skinny(const Config& cfg, const PackedView& w, const __nv_bfloat16* x, int64_t m,
                    __nv_bfloat16* out, int64_t rows, cudaStream_t stream);
 
+// wide.cu: 64 < m (tuned for m <= 256), packed12 / packed16: decoded weights as wgmma's register A operand.
+void launch_wide(const Config& cfg, const PackedView& w, const __nv_bfloat16* x, int64_t m, __nv_bfloat16* out,
+                 int64_t rows, cudaStream_t stream);
+
 // Device view of the router's hi + lo matrices (16-bit group layout each, see format.hpp / docs/format.md).
 struct HiLoView {
   const uint8_t* hi = nullptr;       // packed16 groups of bf16(W)

@@ -1,0 +1,141 @@
+// The wide family (64 < m <= 256, packed weights into wgmma): FP64 reference, exact probe rows, NaN poison with a
+// guard region, bitwise determinism, the 12-bit code with exceptions and the 16-bit fallback.
+#include <cuda_bf16.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "solgemm/format.hpp"
+#include "solgemm/solgemm.hpp"
+#include "testing.hpp"
+
+namespace {
+
+#define CK(x) ASSERT_EQ((x), cudaSuccess) << #x
+
+__global__ void ref_fp64(const __nv_bfloat16* x, const __nv_bfloat16* w, double* ref, int64_t m, int64_t rows,
+                         int64_t k) {
+  const int64_t i = blockIdx.y, n = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= m || n >= rows) return;
+  double s = 0;
+  for (int64_t kk = 0; kk < k; ++kk)
+    s += static_cast<double>(__bfloat162float(x[i * k + kk])) * static_cast<double>(__bfloat162float(w[n * k + kk]));
+  ref[i * rows + n] = s;
+}
+
+enum class Weights { normal, sprinkled, adversarial };
+
+std::vector<uint16_t> make_w(int64_t n, int64_t k, Weights kind, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> nd(0.f, 0.02f);
+  std::vector<uint16_t> w(static_cast<size_t>(n * k));
+  for (auto& v : w) v = solgemm::format::f32_to_bf16_rn(nd(rng));
+  if (kind == Weights::sprinkled) {  // zeros, subnormals, big outliers: exceptions of the 12-bit code
+    for (int i = 0; i < 200; ++i) {
+      const size_t at = rng() % w.size();
+      const uint16_t specials[] = {0x0000, 0x8000, 0x0001, 0x8013, 0x4480, 0xC2F7, 0x0080};
+      w[at] = specials[i % 7];
+    }
+  } else if (kind == Weights::adversarial) {  // exponents spread over 2^-67 .. 2^63: the 16-bit fallback
+    for (auto& v : w) v = static_cast<uint16_t>((rng() & 0x807F) | ((60 + rng() % 131) << 7));
+  }
+  return w;
+}
+
+std::vector<uint16_t> make_x(int64_t m, int64_t k, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  std::vector<uint16_t> x(static_cast<size_t>(m * k));
+  for (auto& v : x) v = solgemm::format::f32_to_bf16_rn(nd(rng));
+  for (int64_t r = 0; r < m; r += 8) {  // probe rows: one nonzero power of two
+    std::fill(x.begin() + r * k, x.begin() + (r + 1) * k, uint16_t{0});
+    const int e = static_cast<int>(rng() % 9) - 4;
+    x[r * k + static_cast<int64_t>(rng() % k)] = solgemm::format::f32_to_bf16_rn(std::ldexp(rng() % 2 ? 1.f : -1.f, e));
+  }
+  return x;
+}
+
+void check_shape(int64_t n, int64_t k, int64_t rows, int64_t m, Weights kind, uint64_t seed) {
+  SCOPED_TRACE(testing::Message() << "N=" << n << " K=" << k << " rows=" << rows << " m=" << m << " kind="
+                                  << static_cast<int>(kind) << " seed=" << seed);
+  const auto hw = make_w(n, k, kind, seed);
+  const auto hx = make_x(m, k, seed + 1);
+  __nv_bfloat16 *dw, *dx, *dout;
+  double* dref;
+  const int64_t guard = 4096;
+  CK(cudaMalloc(&dw, hw.size() * 2));
+  CK(cudaMalloc(&dx, hx.size() * 2));
+  CK(cudaMalloc(&dout, (m * rows + guard) * 2));
+  CK(cudaMalloc(&dref, m * rows * 8));
+  CK(cudaMemcpy(dw, hw.data(), hw.size() * 2, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(dx, hx.data(), hx.size() * 2, cudaMemcpyHostToDevice));
+  auto w = solgemm::Weights::prepare(dw, solgemm::DType::bf16, n, k, nullptr);
+  const std::string plan = w.plan_for(m, rows);
+  SCOPED_TRACE(plan + " | " + w.description());
+  if (kind == Weights::adversarial) EXPECT_NE(w.description().find("16"), std::string::npos);
+
+  std::vector<uint16_t> out1(m * rows + guard), out2(m * rows + guard);
+  for (int rep = 0; rep < 2; ++rep) {
+    CK(cudaMemset(dout, 0xFF, (m * rows + guard) * 2));  // NaN everywhere, guard included
+    w.run(dx, m, dout, rows, nullptr);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    CK(cudaMemcpy(rep ? out2.data() : out1.data(), dout, (m * rows + guard) * 2, cudaMemcpyDeviceToHost));
+  }
+  ASSERT_EQ(0, std::memcmp(out1.data(), out2.data(), out1.size() * 2)) << "two runs differ (not deterministic)";
+  for (int64_t i = m * rows; i < m * rows + guard; ++i) ASSERT_EQ(out1[i], 0xFFFF) << "write past the output at " << i;
+
+  ref_fp64<<<dim3(static_cast<unsigned>((rows + 127) / 128), static_cast<unsigned>(m)), 128>>>(dx, dw, dref, m, rows, k);
+  CK(cudaGetLastError());
+  std::vector<double> ref(m * rows);
+  CK(cudaMemcpy(ref.data(), dref, ref.size() * 8, cudaMemcpyDeviceToHost));
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < m; ++i) {
+    double rn = 0, rd = 0;
+    for (int64_t c = 0; c < rows; ++c) {
+      const float o = solgemm::format::bf16_to_f32(out1[i * rows + c]);
+      ASSERT_TRUE(std::isfinite(o)) << "row " << i << " col " << c << " not finite (unwritten?)";
+      const double d = o - ref[i * rows + c];
+      rn += d * d;
+      rd += ref[i * rows + c] * ref[i * rows + c];
+      if (i % 8 == 0) {  // probe row: the exact scaled weight column (tensor cores flush subnormals to zero)
+        const uint16_t want = solgemm::format::f32_to_bf16_rn(static_cast<float>(ref[i * rows + c]));
+        const bool sub = std::fabs(ref[i * rows + c]) < 0x1p-126;
+        ASSERT_TRUE(out1[i * rows + c] == want || (sub && (out1[i * rows + c] & 0x7FFF) == 0))
+            << "probe row " << i << " col " << c << " got " << out1[i * rows + c] << " want " << want;
+      }
+    }
+    if (rd > 0 && i % 8 != 0) ASSERT_LE(std::sqrt(rn / rd), 5e-2) << "row " << i;
+    num += rn;
+    den += rd;
+  }
+  EXPECT_LE(std::sqrt(num / den), 1e-2);
+  cudaFree(dw);
+  cudaFree(dx);
+  cudaFree(dout);
+  cudaFree(dref);
+}
+
+TEST(GpuWide, JudgeLayersAtVerifySizes) {
+  SOLGEMM_REQUIRE_GPU();
+  const uint64_t seed = solgemm::testing::test_seed(11);
+  for (int64_t m : {65, 128, 130, 256}) {
+    check_shape(2304, 8192, 2304, m, Weights::normal, seed + m);
+    check_shape(8192, 1024, 8192, m, Weights::normal, seed + m);
+  }
+  check_shape(4096, 8192, 4096, 128, Weights::normal, seed);
+  check_shape(8192, 4096, 8192, 256, Weights::normal, seed);
+}
+
+TEST(GpuWide, ExceptionsFallbackAndOddShapes) {
+  SOLGEMM_REQUIRE_GPU();
+  const uint64_t seed = solgemm::testing::test_seed(12);
+  check_shape(1024, 4096, 1024, 100, Weights::sprinkled, seed);
+  check_shape(1024, 2048, 1024, 200, Weights::adversarial, seed);
+  check_shape(1000, 1000, 968, 77, Weights::normal, seed);  // N, K not multiples of 64, rows < N
+}
+
+}  // namespace
