@@ -2,8 +2,8 @@
 //
 // BF16 weights use few exponents. The 12-bit code keeps sign and 7 mantissa bits and replaces the 8-bit
 // exponent e by a 4-bit code c = e - base, base chosen per matrix so that most weights fit (c in 0..15).
-// A coded weight decodes to the BF16 value with exponent field 112 + c ("coded BF16"), which equals the
-// true weight times 2^(112 - base) exactly; kernels multiply the FP32 accumulator by 2^(base - 112) once.
+// The decode below adds base << 7 and yields the true BF16 bits directly (no accumulator scaling); the
+// "coded BF16" variant (exponent field 112 + c = true * 2^(112 - base)) decodes the same bytes.
 // Weights whose exponent does not fit (and every zero, subnormal, Inf and NaN) are exceptions: stored
 // exactly in a per-block side table and patched into the decoded fragment. A matrix with too many exceptions
 // falls back to the 16-bit layout (same fragment order, raw BF16 bits): still exact, chosen automatically.
@@ -27,10 +27,16 @@
 // (after the PRMT each half holds sign | c << 7 | mantissa; adding base << 7 makes the exponent base + c <= 254,
 // never carrying into the sign or the other half). Equivalently, OR-ing 0x38003800 instead of adding gives the
 // "coded BF16" (exponent 112 + c) = true * 2^(112 - base), for kernels that prefer to scale the accumulator.
-// Rows past N and k past K are padding (coded value 1.0; x is zero there, so padding never reaches out).
+// Rows past N and k past K are padding: the placeholder kPadCoded (coded 1.0: c = 15, sign 0, mantissa 0;
+// it decodes to 2^(base - 112) with the IADD decode; x is zero there, so padding never reaches out).
 // Exceptions: per block of 16 rows x 256 k (4 groups), entries exc[off[b] .. off[b + 1]) in ascending
 // position, each uint32 = (row_in_tile * 256 + k_in_block) << 16 | true BF16 bits; the packed slot holds the
-// coded value 1.0 (c = 0 would be wrong: any in-window value; the kernel replaces the whole slot).
+// placeholder too; the kernel replaces the whole slot with the true bits (IADD decode: as they are; a kernel
+// on the coded-domain variant would need true * 2^(112 - base), not always a BF16 value: don't).
+// Block b = row_tile * k_blocks + k_block, k_blocks = ceil(k_groups / 4): K is NOT padded to 256, the last
+// block of a row tile just has fewer groups. exc_off has row_tiles * k_blocks + 1 entries, exc_off[0] = 0.
+// prmt selectors: sel_j = 0x7150 (j even) or 0x7352 (j odd), lowbytes = the lane's low word j >> 1 of step s.
+// 16-bit layout: base = 112 (no scaling), no exception tables (exc_off and exc empty).
 #pragma once
 
 #include <cstdint>
@@ -89,6 +95,10 @@ Packed encode_bf16(const uint16_t* w, int64_t n, int64_t k, const EncodeOptions&
 std::vector<uint16_t> decode_bf16(const Packed& p);
 
 // Router: FP32 -> BF16 hi + lo with lo = bf16((w - hi) * 2^kLoShift), so w ~= hi + lo * 2^-kLoShift.
+// |w - (hi + lo 2^-8)| <= 2^-17 |w| for 2^-125 <= |w| < 0x7F7F8000 (~3.3961e38); <= 2^-142 absolute below;
+// <= 2^-16 |w| at the top, where hi = bf16(w) would overflow and saturates to the largest finite BF16 (so do
+// lo and lo2). Exact mode: hi + lo 2^-8 + lo2 2^-16 == w for every finite w. Inf/NaN: hi carries them, lo = 0.
+// Padding (rows past N, k past K): hi = 1.0, lo = lo2 = 0.
 inline constexpr int kLoShift = 8;
 struct HiLo { uint16_t hi, lo; };
 HiLo split_hilo(float w);
