@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace solgemm {
 
 const char* to_string(Kernel k) {
@@ -27,7 +29,10 @@ const char* to_string(Storage s) {
   return "?";
 }
 
-std::string Config::str() const { return fmt::format("split_k={} n_tiles={} warps={}", split_k, n_tiles, warps); }
+std::string Config::str() const {
+  return fmt::format("split_k={} n_tiles={} warps={} rt_cta={} wk={} gpw={}", split_k, n_tiles, warps, rt_cta, wk,
+                     gpw);
+}
 
 std::string Plan::str() const { return fmt::format("{} [{}] ({})", to_string(kernel), cfg.str(), why); }
 
@@ -40,41 +45,128 @@ Plan reference_plan(const char* why) {
   return p;
 }
 
-// BF16 weights, packed (12-bit or 16-bit fallback): the skinny family for m <= 64 (memory-bound).
-Plan plan_packed(const Shape& s, int64_t m) {
-  (void)s;
-  (void)m;
-  return reference_plan("skinny family not built yet");
+// A layout (split_k, rt_cta, wk, gpw) for the skinny / router families. The same for every m of a shape.
+struct Layout {
+  int cs, rt_cta, wk, gpw;
+};
+
+Config make_config(const Layout& l, int n_tiles) {
+  Config c;
+  c.split_k = l.cs;
+  c.rt_cta = l.rt_cta;
+  c.wk = l.wk;
+  c.gpw = l.gpw;
+  c.warps = l.rt_cta * l.wk;
+  c.n_tiles = n_tiles;
+  return c;
 }
 
-// BF16 packed, 64 < m <= 256: the wide family. Split K over a cluster so that the CTAs (64 rows x 128 tokens
-// each) fill the 132 SMs in whole waves; a little credit for >= 200 CTAs (two or more per SM hide latency).
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Untuned shapes: the layout that gives every SM the least work in one wave of 1 CTA per SM, preferring
+// 16 warps (bytes in flight) and small clusters; x's k range per CTA must fit shared memory at 64 tokens.
+Layout auto_layout(int64_t rows, int64_t k) {
+  const int64_t rt = ceil_div(rows, 16), kg = ceil_div(k, 64);
+  Layout best{1, 1, 1, static_cast<int>(std::min<int64_t>(kg, 112))};
+  double best_cost = 1e300;
+  for (int cs : {1, 2, 4, 8})
+    for (int warps : {16, 8, 4})
+      for (int rt_cta : {1, 2, 4, 8, 16}) {
+        if (rt_cta > warps) continue;
+        const int wk = warps / rt_cta;
+        const int64_t slices = static_cast<int64_t>(cs) * wk;
+        const int64_t gpw = ceil_div(kg, slices);
+        if (gpw > 112 || (slices - 1) * gpw >= kg) continue;  // no empty k slices
+        if (wk * gpw > 24) continue;                           // x: 64 tokens x k range <= 192 KB
+        const int64_t ctas = ceil_div(rt, rt_cta) * cs;
+        const double waves = static_cast<double>(ceil_div(ctas, 132));
+        const double cost = waves * static_cast<double>(std::min<int64_t>(rt_cta, rt) * wk * gpw) *
+                                (1.0 + 0.02 * cs) * (warps == 16 ? 1.0 : warps == 8 ? 1.1 : 1.25) +
+                            (ctas < 100 ? 1e6 / static_cast<double>(ctas) : 0.0);
+        if (cost < best_cost) {
+          best_cost = cost;
+          best = {cs, rt_cta, wk, static_cast<int>(gpw)};
+        }
+      }
+  return best;
+}
+
+// The tuned layouts (rows, K) -> layout. docs/kernels.md says why each is what it is.
+struct Tuned {
+  int64_t rows, k;
+  Layout layout;
+  const char* why;
+};
+constexpr Tuned kTunedPacked[] = {
+    {2304, 8192, {8, 9, 1, 16}, "qkv_gate: 144 row tiles = 16 x 9, K / 8 per cluster rank: 128 CTAs"},
+    {8192, 1024, {1, 4, 4, 4}, "o: 4 row tiles x 4 k warps per CTA, no cluster: 128 CTAs"},
+    {4096, 8192, {8, 16, 1, 16}, "pooler: 16 row tiles per CTA, K / 8 per cluster rank: 128 CTAs"},
+    {8192, 4096, {4, 16, 1, 16}, "unpooler: 16 row tiles per CTA, K / 4 per cluster rank: 128 CTAs"},
+    {1024, 4096, {8, 4, 4, 2}, "unpooler slice: 4 row tiles x 4 k warps, K / 8 per cluster rank: 128 CTAs"},
+};
+constexpr Tuned kTunedHiLo[] = {
+    {256, 8192, {8, 1, 16, 1}, "router: 1 row tile x 16 k warps per CTA, K / 8 per cluster rank: 128 CTAs"},
+};
+
+template <size_t N>
+const Tuned* find_tuned(const Tuned (&table)[N], const Shape& s) {
+  for (const Tuned& t : table)
+    if (t.rows == s.rows && t.k == s.k) return &t;
+  return nullptr;
+}
+
+int n_tiles_for(int64_t m, int max_tiles) {
+  int nt = 1;
+  while (8 * nt < m && nt < max_tiles) nt *= 2;
+  return nt;
+}
+
+// BF16 weights, packed (12-bit or 16-bit fallback): the skinny family for m <= 64 (memory-bound).
+Plan plan_packed(const Shape& s, int64_t m) {
+  if (m > 64) return reference_plan("m > 64: the skinny family serves m <= 64; reference until a wide family exists");
+  const char* code = s.storage == Storage::packed12 ? "12-bit" : "16-bit";
+  Plan p;
+  p.kernel = Kernel::skinny;
+  const Tuned* t = find_tuned(kTunedPacked, s);
+  p.cfg = make_config(t ? t->layout : auto_layout(s.rows, s.k), n_tiles_for(m, 8));
+  p.why = fmt::format("{} weights; {}", code, t ? t->why : "untuned shape: auto layout (one wave, least work per SM)");
+  return p;
+}
+
+// BF16 packed, 64 < m <= 256: the wide family, CTAs of 128 rows x 128 tokens (m <= 128) or x 256 tokens
+// (n_tiles = tokens / 8). Split K over a cluster so that the CTAs fill the 132 SMs in whole waves; a little
+// credit for >= 200 CTAs.
 Plan plan_wide(const Shape& s, int64_t m) {
   constexpr int kSms = 132;
-  const int64_t tiles = ((s.rows + 63) / 64) * ((m + 127) / 128);
+  const int tok = m <= 128 ? 128 : 256;
+  const int64_t tiles = ((s.rows + 127) / 128) * ((m + tok - 1) / tok);
+  const int slots = tok == 128 ? 2 * kSms : kSms;  // resident CTAs per wave
   Plan p;
   p.kernel = Kernel::wide;
   double best = -1;
   for (int split = 1; split <= 8; ++split) {
     const int64_t n = tiles * split;
-    const double eff = static_cast<double>(n) / (kSms * ((n + kSms - 1) / kSms));
-    const double score = eff + (n >= 200 ? 0.03 : 0.0);
+    const double eff = static_cast<double>(n) / (slots * ((n + slots - 1) / slots));
+    const double score = eff + (n >= slots ? 0.03 : 0.0);
     if (score > best + 1e-9) {
       best = score;
       p.cfg.split_k = split;
     }
   }
-  p.cfg.n_tiles = 16;
-  p.cfg.warps = 4;
+  p.cfg.n_tiles = tok / 8;
+  p.cfg.warps = 8;
   p.why = "verify batch: near the ridge; 12-bit weights straight into wgmma A registers, split K to fill waves";
   return p;
 }
 
-// FP32 weights as hi + lo: the router family for every m.
+// FP32 weights as hi + lo: the router family for every m (chunks of 32 tokens past m = 32).
 Plan plan_hilo(const Shape& s, int64_t m) {
-  (void)s;
-  (void)m;
-  return reference_plan("router family not built yet");
+  Plan p;
+  p.kernel = Kernel::router;
+  const Tuned* t = find_tuned(kTunedHiLo, s);
+  p.cfg = make_config(t ? t->layout : auto_layout(s.rows, s.k), n_tiles_for(m, 4));
+  p.why = fmt::format("hi + lo; {}", t ? t->why : "untuned shape: auto layout (one wave, least work per SM)");
+  return p;
 }
 
 }  // namespace

@@ -1,9 +1,65 @@
-// Router family (FP32 weights as hi + lo): not implemented yet; the plan table does not select it.
+// Router launcher: FP32 weights stored as BF16 hi + lo (or hi + lo + lo2, exact), FP32 out, any m.
+//
+// Idea and roofline: the same skinny family (skinny_family.cuh) with the HiLo weight source: two (three)
+// raw BF16 matrices in the same fragment order, one MMA per term into separate FP32 accumulators,
+// out = acc_hi + acc_lo * 2^-8 (+ acc_lo2 * 2^-16), combined per warp before the fixed-order reduction.
+// 256 x 8192 gives only 16 row tiles, so K is split 16 ways by a non-portable cluster of 16 CTAs plus warps
+// along K inside each CTA. Bytes: 8.4 MB (hi + lo) -> floor ~1.3 + 1.8 us; the anchors measure 3.17 us.
+// m > 8 * n_tiles: the grid's y dimension walks 8 * n_tiles-token chunks (weights re-read from L2).
+// Compiled variants: {HiLo, HiLoExact} x n_tiles {1, 2, 4}.
 #include "kernels.hpp"
+#include "skinny_family.cuh"
 
 namespace solgemm::kernels {
-void launch_router(const Config&, const HiLoView&, const __nv_bfloat16*, int64_t, float*, int64_t,
-                   cudaStream_t) {
-  throw Error("solgemm: router kernel family is not built yet");
+
+namespace {
+
+// Exact mode (three terms) needs more registers: at most 8 warps per CTA (256 threads, <= 255 registers).
+template <class Src>
+void dispatch_nt(const Config& cfg, const family::Args& a, cudaStream_t stream) {
+  constexpr int kMaxT = Src::kTerms == 3 ? 256 : 512;
+  switch (cfg.n_tiles) {
+    case 1: family::launch<Src, 1, 1, kMaxT>(a, stream); return;
+    case 2: family::launch<Src, 2, 1, kMaxT>(a, stream); return;
+    case 4: family::launch<Src, 4, 1, kMaxT>(a, stream); return;
+    default: break;
+  }
+  throw Error(fmt::format("solgemm: router: n_tiles = {}; compiled variants are 1, 2, 4", cfg.n_tiles));
 }
+
+}  // namespace
+
+void launch_router(const Config& cfg, const HiLoView& w, const __nv_bfloat16* x, int64_t m, float* out,
+                   int64_t rows, cudaStream_t stream) {
+  family::Args a;
+  a.w0 = w.hi;
+  a.w1 = w.lo;
+  a.w2 = w.lo2;
+  a.x = x;
+  a.out = out;
+  a.m = static_cast<int>(m);
+  a.rows = static_cast<int>(rows);
+  a.k = static_cast<int>(w.k);
+  a.k_groups = static_cast<int>(w.k_groups);
+  a.row_tiles = static_cast<int>((rows + 15) / 16);
+  a.rt_cta = cfg.rt_cta;
+  a.wk = cfg.wk;
+  a.gpw = cfg.gpw;
+  a.cs = cfg.split_k;
+  a.xvec = (w.k % 8 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0) ? 1 : 0;
+  if (static_cast<int64_t>(cfg.split_k) * cfg.wk * cfg.gpw < w.k_groups)
+    throw Error(fmt::format("solgemm: router: layout [{}] covers {} k groups of {}", cfg.str(),
+                            static_cast<int64_t>(cfg.split_k) * cfg.wk * cfg.gpw, w.k_groups));
+  if (w.lo2 != nullptr) {
+    // Same k slices per CTA, half the warps along K with twice the groups each (fixed per shape too).
+    while (a.rt_cta * a.wk > 8 && a.wk % 2 == 0) {
+      a.wk /= 2;
+      a.gpw *= 2;
+    }
+    dispatch_nt<family::HiLoExact>(cfg, a, stream);
+  }
+  else
+    dispatch_nt<family::HiLo>(cfg, a, stream);
+}
+
 }  // namespace solgemm::kernels

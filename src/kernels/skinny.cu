@@ -1,9 +1,61 @@
-// Skinny family (m <= 64, packed weights): not implemented yet; the plan table does not select it.
+// Skinny family launcher (m <= 64, packed12 / packed16 BF16 weights). The kernel is skinny_family.cuh.
+//
+// Idea and roofline: see skinny_family.cuh. The weights stream once at 12 (or 16) bits per weight, decoded
+// in registers and multiplied on tensor cores with the weights on the MMA's M side; the tokens (m <= 64) are
+// n8 tiles. Floor = packed bytes / ~4.6 TB/s + ~1.3 us ramp (pooler 50.3 MB: ~12.3 us; o 12.6 MB: ~4.1 us).
+// Compiled variants (explicit list): {Dec12, Raw16} x n_tiles {1, 2, 4, 8}; the layout (rt_cta, wk, gpw, cs)
+// is a run-time argument chosen by the plan table per shape.
 #include "kernels.hpp"
+#include "skinny_family.cuh"
 
 namespace solgemm::kernels {
-void launch_skinny(const Config&, const PackedView&, const __nv_bfloat16*, int64_t, __nv_bfloat16*, int64_t,
-                   cudaStream_t) {
-  throw Error("solgemm: skinny kernel family is not built yet");
+
+namespace {
+
+template <class Src>
+void dispatch_nt(const Config& cfg, const family::Args& a, cudaStream_t stream) {
+  switch (cfg.n_tiles) {
+    // P (groups in flight per lane) shrinks as the accumulators grow: registers <= 128 (512 threads).
+    case 1: family::launch<Src, 1, std::is_same_v<Src, family::Dec12> ? 4 : 3>(a, stream); return;
+    case 2: family::launch<Src, 2, std::is_same_v<Src, family::Dec12> ? 4 : 3>(a, stream); return;
+    case 4: family::launch<Src, 4, std::is_same_v<Src, family::Dec12> ? 4 : 3>(a, stream); return;
+    case 8: family::launch<Src, 8, 2>(a, stream); return;
+    default: break;
+  }
+  throw Error(fmt::format("solgemm: skinny: n_tiles = {}; compiled variants are 1, 2, 4, 8", cfg.n_tiles));
 }
+
+}  // namespace
+
+void launch_skinny(const Config& cfg, const PackedView& w, const __nv_bfloat16* x, int64_t m, __nv_bfloat16* out,
+                   int64_t rows, cudaStream_t stream) {
+  if (m > 8 * cfg.n_tiles)
+    throw Error(fmt::format("solgemm: skinny: m = {} exceeds 8 * n_tiles = {}", m, 8 * cfg.n_tiles));
+  family::Args a;
+  a.w0 = w.data;
+  a.exc_off = w.exc_off;
+  a.exc = w.exc;
+  a.base_add = decode::base_add(w.base);
+  a.x = x;
+  a.out = out;
+  a.m = static_cast<int>(m);
+  a.rows = static_cast<int>(rows);
+  a.k = static_cast<int>(w.k);
+  a.k_groups = static_cast<int>(w.k_groups);
+  a.k_blocks = static_cast<int>(w.k_blocks);
+  a.row_tiles = static_cast<int>((rows + 15) / 16);
+  a.rt_cta = cfg.rt_cta;
+  a.wk = cfg.wk;
+  a.gpw = cfg.gpw;
+  a.cs = cfg.split_k;
+  a.xvec = (w.k % 8 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0) ? 1 : 0;
+  if (static_cast<int64_t>(cfg.split_k) * cfg.wk * cfg.gpw < w.k_groups)
+    throw Error(fmt::format("solgemm: skinny: layout [{}] covers {} k groups of {}", cfg.str(),
+                            static_cast<int64_t>(cfg.split_k) * cfg.wk * cfg.gpw, w.k_groups));
+  if (w.bits12)
+    dispatch_nt<family::Dec12>(cfg, a, stream);
+  else
+    dispatch_nt<family::Raw16>(cfg, a, stream);
+}
+
 }  // namespace solgemm::kernels

@@ -25,12 +25,24 @@ namespace {
 
 namespace cg = cooperative_groups;
 
-constexpr int kTok = 128;                    // tokens per CTA (wgmma N)
-constexpr int kStages = 4;                   // x ring depth
-constexpr int kXTileBytes = kTok * 128;      // (kTok tokens, 64 k) BF16, 128 B per token row, swizzled
-constexpr int kThreads = 128;
-constexpr int kRedBytes = 64 * kTok * 4;     // (64 rows, kTok tokens) FP32 partials
-constexpr int kSmem = (kStages * kXTileBytes > kRedBytes ? kStages * kXTileBytes : kRedBytes) + 1024;
+// Configuration of one compiled variant: kTok tokens (wgmma N) x 64 * kWG weight rows per CTA.
+template <bool kBits12_, int kTok_, int kWG_, int kStages_>
+struct WideCfg {
+  static constexpr bool kBits12 = kBits12_;
+  static constexpr int kTok = kTok_;                                  // tokens per CTA
+  static constexpr int kWG = kWG_;                                    // warpgroups (64 rows each)
+  static constexpr int kStages = kStages_;                            // ring depth
+  static constexpr int kThreads = 128 * kWG;
+  static constexpr int kWarps = 4 * kWG;
+  static constexpr int kGroupBytes = kBits12 ? format::kBytes12 : format::kBytes16;
+  static constexpr int kXBytes = kTok * 128;                          // (kTok tokens, 64 k) BF16, swizzled
+  static constexpr int kStageBytes = kXBytes + kWarps * kGroupBytes;  // x tile + one group per warp
+  static constexpr int kRedBytes = 64 * kWG * kTok * 4;               // (rows, tokens) FP32 partials
+  static constexpr int kRingBytes = kStages * kStageBytes;
+  static constexpr int kSmem = (kRingBytes > kRedBytes ? kRingBytes : kRedBytes) + 1024;
+  static constexpr int kAcc = kTok / 2;                               // FP32 accumulators per thread
+  static_assert(kStageBytes % 1024 == 0, "x tiles must stay 1024-byte aligned (128B swizzle)");
+};
 
 __device__ __forceinline__ uint32_t smem_addr(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
@@ -46,23 +58,65 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
-// x tile (kTok tokens, 64 k) into a 128B-swizzled K-major tile: 16-byte chunk c of token row r lands at
-// chunk c ^ (r & 7) of that row. Tokens >= m and k >= K are zero-filled (x is never read out of bounds).
-__device__ __forceinline__ void load_x_tile(uint32_t tile, const __nv_bfloat16* __restrict__ x, int64_t m,
-                                            int64_t k, int64_t tok0, int64_t k0) {
-  for (int i = threadIdx.x; i < kTok * 8; i += kThreads) {
-    const int r = i >> 3, c = i & 7;
-    const int64_t tok = tok0 + r, kk = k0 + 8 * c;
-    int bytes = 0;
-    const __nv_bfloat16* src = x;
-    if (tok < m && kk < k) {
-      const int64_t left = k - kk;
-      bytes = left >= 8 ? 16 : static_cast<int>(left) * 2;
-      src = x + tok * k + kk;
+// One ring stage: the x tile (kTok tokens, 64 k; 16-byte chunk c of token row r lands at chunk c ^ (r & 7) of
+// that row: the 128B swizzle wgmma expects) and one packed group per warp, by cp.async from every thread.
+// Each thread's chunks are fixed for the whole K loop, so their addresses are computed once (StageLoader) and
+// a stage costs a handful of instructions per chunk. Tokens >= m and k >= K are zero-filled (x is never read
+// out of bounds); so are row tiles past the matrix.
+template <class C>
+struct StageLoader {
+  static constexpr int kX = C::kTok * 8 / C::kThreads;              // x chunks per thread
+  static constexpr int kChunks = C::kGroupBytes / 16;
+  static constexpr int kW = C::kWarps * kChunks / C::kThreads;      // weight chunks per thread
+  static_assert(C::kTok * 8 % C::kThreads == 0 && C::kWarps * kChunks % C::kThreads == 0, "even split");
+  static_assert(C::kThreads % 8 == 0, "a thread keeps its 16-byte column of x");
+
+  const __nv_bfloat16* xsrc;   // token row (tok0 + tid / 8), column 8 (tid % 8), at group g_begin
+  uint32_t xdst;               // offset of the first chunk in a stage (the others follow every 32 rows)
+  uint32_t xrows_ok;           // bit j: row j of this thread is a real token
+  int xcol;                    // k of this thread's chunk inside a group
+  const uint8_t* wsrc[kW];
+  uint32_t wdst[kW];
+  uint32_t wok;                // bit j: chunk j belongs to a real row tile
+
+  __device__ __forceinline__ StageLoader(const PackedView& w, const __nv_bfloat16* __restrict__ x, int64_t m,
+                                         int64_t tok0, int64_t row_tile0, int64_t g_begin) {
+    const int tid = threadIdx.x, r = tid >> 3, c = tid & 7;
+    xcol = 8 * c;
+    xdst = r * 128 + ((c ^ (r & 7)) << 4);
+    xrows_ok = 0;
+#pragma unroll
+    for (int j = 0; j < kX; ++j) xrows_ok |= (tok0 + r + j * (C::kThreads / 8) < m ? 1u : 0u) << j;
+    xsrc = (xrows_ok & 1) ? x + (tok0 + r) * w.k + g_begin * 64 + xcol : x;
+    wok = 0;
+#pragma unroll
+    for (int j = 0; j < kW; ++j) {
+      const int i = tid + j * C::kThreads, wp = i / kChunks, cc = i % kChunks;
+      const int64_t rt = row_tile0 + wp;
+      const bool ok = rt < w.row_tiles;
+      wok |= (ok ? 1u : 0u) << j;
+      wsrc[j] = w.data + ((ok ? rt : 0) * w.k_groups + g_begin) * C::kGroupBytes + cc * 16;
+      wdst[j] = C::kXBytes + wp * C::kGroupBytes + cc * 16;
     }
-    cp_async16(tile + r * 128 + ((c ^ (r & 7)) << 4), src, bytes);
   }
-}
+
+  // Stage for group g_begin + it.
+  __device__ __forceinline__ void load(uint32_t stage, const PackedView& w, const __nv_bfloat16* __restrict__ x,
+                                       int it, int64_t k_left) const {
+    // k_left = K - (first k of this group): the K tail zero-fills (k_left >= 64 everywhere but the last group).
+    const int64_t left = k_left - xcol;
+    const int bytes = left >= 8 ? 16 : (left > 0 ? static_cast<int>(left) * 2 : 0);
+#pragma unroll
+    for (int j = 0; j < kX; ++j) {
+      const bool ok = (xrows_ok >> j) & 1;
+      const __nv_bfloat16* src = ok ? xsrc + it * 64 + static_cast<int64_t>(j) * (C::kThreads / 8) * w.k : x;
+      cp_async16(stage + xdst + j * (C::kThreads / 8) * 128, src, ok ? bytes : 0);
+    }
+#pragma unroll
+    for (int j = 0; j < kW; ++j)
+      cp_async16(stage + wdst[j], wsrc[j] + static_cast<int64_t>(it) * C::kGroupBytes, ((wok >> j) & 1) ? 16 : 0);
+  }
+};
 
 // wgmma shared-memory descriptor: K-major, 128B swizzle, 8-row groups 1024 B apart.
 __device__ __forceinline__ uint64_t x_desc(uint32_t addr) {
@@ -74,19 +128,20 @@ __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.a
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_wait0() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
 
-// D(64 x 128) += A(64 x 16, registers) * B(16 x 128, shared memory descriptor).
-__device__ __forceinline__ void wgmma_m64n128(float (&d)[64], const uint32_t (&a)[4], uint64_t desc) {
+// D(64 x N) += A(64 x 16, registers: the per-warp mma.m16n8k16 A layout) * B(16 x N, shared memory).
+template <int N>
+__device__ __forceinline__ void wgmma_rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t desc);
+template <>
+__device__ __forceinline__ void wgmma_rs<128>(float (&d)[64], const uint32_t (&a)[4], uint64_t desc) {
   asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
+      "{\n.reg .pred p;\n"
       "setp.ne.b32 p, %69, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
       "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
       "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
-      "{%64, %65, %66, %67}, %68, p, 1, 1, 0;\n"
-      "}\n"
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+      "}, {%64, %65, %66, %67}, %68, p, 1, 1, 0;\n}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
         "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
         "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
@@ -97,73 +152,114 @@ __device__ __forceinline__ void wgmma_m64n128(float (&d)[64], const uint32_t (&a
         "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(1));
 }
+template <>
+__device__ __forceinline__ void wgmma_rs<256>(float (&d)[128], const uint32_t (&a)[4], uint64_t desc) {
+  asm volatile(
+      "{\n.reg .pred p;\n"
+      "setp.ne.b32 p, %133, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+      "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+      "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+      "}, {%128, %129, %130, %131}, %132, p, 1, 1, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+        "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+        "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+        "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+        "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(1));
+}
 
-template <bool kBits12>
-__global__ void __launch_bounds__(kThreads, 1)
+template <class C>
+__global__ void __launch_bounds__(C::kThreads, 1)
     wide_kernel(const PackedView w, const __nv_bfloat16* __restrict__ x, int64_t m, __nv_bfloat16* __restrict__ out,
                 int64_t rows, int split) {
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
   const uint32_t smem0 = smem_addr(smem);
+  __shared__ uint32_t exc_off[C::kWarps][2];
 
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int rank = static_cast<int>(blockIdx.x) % split;             // K slice (cluster rank)
-  const int64_t row_block = blockIdx.x / split;                       // 64 weight rows
-  const int64_t tok0 = static_cast<int64_t>(blockIdx.y) * kTok;
-  const int64_t row_tile = row_block * 4 + warp;                      // this warp's 16 rows
+  const int64_t row_block = blockIdx.x / split;                       // 64 * kWG weight rows
+  const int64_t tok0 = static_cast<int64_t>(blockIdx.y) * C::kTok;
+  const int64_t row_tile0 = row_block * C::kWarps;
+  const int64_t row_tile = row_tile0 + warp;                          // this warp's 16 rows
   const bool tile_ok = row_tile < w.row_tiles;
   const int64_t g_begin = w.k_groups * rank / split, g_end = w.k_groups * (rank + 1) / split;
   const int n_iter = static_cast<int>(g_end - g_begin);
 
-  float acc[64];
+  float acc[C::kAcc];
 #pragma unroll
-  for (int i = 0; i < 64; ++i) acc[i] = 0.f;
+  for (int i = 0; i < C::kAcc; ++i) acc[i] = 0.f;
 
-  // Prologue: the first kStages - 1 x tiles.
+  // Prologue: the first kStages - 1 stages in flight.
+  const StageLoader<C> loader(w, x, m, tok0, row_tile0, g_begin);
+  const int64_t k_left0 = w.k - g_begin * 64;
 #pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) {
-    if (s < n_iter) load_x_tile(smem0 + s * kXTileBytes, x, m, w.k, tok0, (g_begin + s) * 64);
+  for (int s = 0; s < C::kStages - 1; ++s) {
+    if (s < n_iter) loader.load(smem0 + s * C::kStageBytes, w, x, s, k_left0 - 64 * s);
     cp_async_commit();
   }
-  GroupRegs<kBits12> next;
-  if (tile_ok && n_iter > 0) next.load(w, row_tile, g_begin, lane);
 
   for (int it = 0; it < n_iter; ++it) {
-    cp_async_wait<kStages - 2>();
-    __syncthreads();  // tile `it` visible to all; every warp is done with tile it - 1 (its stage is free)
+    const int64_t group = g_begin + it;
+    if constexpr (C::kBits12) {  // exception list bounds of this group's block (one load per block, lane 0)
+      __syncwarp();  // every lane has read the previous bounds
+      if (lane == 0 && tile_ok && (it == 0 || group % format::kGroupsPerBlock == 0)) {
+        const int64_t b = row_tile * w.k_blocks + group / format::kGroupsPerBlock;
+        exc_off[warp][0] = __ldg(w.exc_off + b);
+        exc_off[warp][1] = __ldg(w.exc_off + b + 1);
+      }
+    }
+    cp_async_wait<C::kStages - 2>();
+    __syncthreads();  // stage `it` visible to all; every warp is done with stage it - 1 (free to refill)
     {
-      const int nt = it + kStages - 1;
-      if (nt < n_iter) load_x_tile(smem0 + (nt % kStages) * kXTileBytes, x, m, w.k, tok0, (g_begin + nt) * 64);
+      const int nt = it + C::kStages - 1;
+      if (nt < n_iter) loader.load(smem0 + (nt % C::kStages) * C::kStageBytes, w, x, nt, k_left0 - 64 * nt);
       cp_async_commit();
     }
-    const GroupRegs<kBits12> cur = next;
-    if (tile_ok && it + 1 < n_iter) next.load(w, row_tile, g_begin + it + 1, lane);
+    const uint8_t* stage = smem + (it % C::kStages) * C::kStageBytes;
     uint32_t a[4][4];
-    if (tile_ok) {
-      cur.decode(w, a);
-      patch_exceptions<kBits12>(w, row_tile, g_begin + it, lane, a);
-    } else {
-#pragma unroll
-      for (int s = 0; s < 4; ++s)
-#pragma unroll
-        for (int j = 0; j < 4; ++j) a[s][j] = 0u;
+    GroupRegs<C::kBits12> regs;
+    regs.load_shared(stage + C::kXBytes + warp * C::kGroupBytes, lane);
+    regs.decode(w, a);
+    if constexpr (C::kBits12) {
+      const uint32_t e0 = exc_off[warp][0], e1 = exc_off[warp][1];
+      if (tile_ok && e1 > e0) patch_exceptions(w.exc, e0, e1, static_cast<int>(group % format::kGroupsPerBlock), lane, a);
     }
-    const uint32_t tile = smem0 + (it % kStages) * kXTileBytes;
+    const uint32_t xt = smem0 + (it % C::kStages) * C::kStageBytes;
     wgmma_fence();
 #pragma unroll
-    for (int s = 0; s < 4; ++s) wgmma_m64n128(acc, a[s], x_desc(tile + 32 * s));
+    for (int s = 0; s < 4; ++s) wgmma_rs<C::kTok>(acc, a[s], x_desc(xt + 32 * s));
     wgmma_commit();
     wgmma_wait0();
   }
   cp_async_wait<0>();
-  __syncthreads();  // the x ring is dead from here: its space holds the FP32 partials
+  __syncthreads();  // the ring is dead from here: its space holds the FP32 partials
 
-  // Accumulator fragment: n8 block i, reg 4i + q -> row g + 8 * (q >> 1), token 8i + 2t + (q & 1).
+  // Accumulator fragment: n8 block i, reg 4i + q -> row g + 8 (q >> 1), token 8i + 2t + (q & 1).
   const int g = lane >> 2, t = lane & 3;
-  float* red = reinterpret_cast<float*>(smem);  // (64 rows, kTok tokens)
+  constexpr int kRows = 64 * C::kWG;
   if (split == 1) {
 #pragma unroll
-    for (int i = 0; i < 16; ++i)
+    for (int i = 0; i < C::kTok / 8; ++i)
 #pragma unroll
       for (int q = 0; q < 4; ++q) {
         const int64_t row = row_tile * 16 + g + 8 * (q >> 1), tok = tok0 + 8 * i + 2 * t + (q & 1);
@@ -171,39 +267,56 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
     return;
   }
+  float* red = reinterpret_cast<float*>(smem);  // (kTok tokens, kRows rows): rows contiguous
 #pragma unroll
-  for (int i = 0; i < 16; ++i)
+  for (int i = 0; i < C::kTok / 8; ++i)
 #pragma unroll
     for (int q = 0; q < 4; ++q)
-      red[(warp * 16 + g + 8 * (q >> 1)) * kTok + 8 * i + 2 * t + (q & 1)] = acc[4 * i + q];
+      red[(8 * i + 2 * t + (q & 1)) * kRows + warp * 16 + g + 8 * (q >> 1)] = acc[4 * i + q];
   cg::cluster_group cluster = cg::this_cluster();
   cluster.sync();
-  // Rank r finishes rows [64 r / split, 64 (r + 1) / split) of the tile, summing ranks 0..split-1 in order.
-  const int r0 = 64 * rank / split, r1 = 64 * (rank + 1) / split;
-  for (int e = threadIdx.x; e < (r1 - r0) * kTok; e += kThreads) {
-    const int lr = r0 + e / kTok, tk = e % kTok;
-    float s = 0.f;
-    for (int q = 0; q < split; ++q) s += cluster.map_shared_rank(red, q)[lr * kTok + tk];
-    const int64_t row = row_block * 64 + lr, tok = tok0 + tk;
-    if (row < rows && tok < m) out[tok * rows + row] = __float2bfloat16_rn(s);
+  // Rank r finishes an even-aligned share of the tile's rows, two rows per thread (BF16x2 stores), summing the
+  // ranks' partials in rank order (all loads issued before the adds: DSMEM latency overlaps).
+  const int r0 = 2 * (kRows / 2 * rank / split), r1 = 2 * (kRows / 2 * (rank + 1) / split), nr2 = (r1 - r0) / 2;
+  const float* peer[8];
+#pragma unroll
+  for (int q = 0; q < 8; ++q) peer[q] = cluster.map_shared_rank(red, q < split ? q : 0);
+  for (int e = threadIdx.x; e < nr2 * C::kTok; e += C::kThreads) {
+    const int lr = r0 + 2 * (e % nr2), tk = e / nr2;
+    float2 v[8];
+#pragma unroll
+    for (int q = 0; q < 8; ++q)
+      if (q < split) v[q] = *reinterpret_cast<const float2*>(peer[q] + tk * kRows + lr);
+    float2 sum = v[0];
+#pragma unroll
+    for (int q = 1; q < 8; ++q)
+      if (q < split) sum.x += v[q].x, sum.y += v[q].y;
+    const int64_t row = row_block * kRows + lr, tok = tok0 + tk;
+    if (tok >= m) continue;
+    if (row + 1 < rows && (rows & 1) == 0)
+      *reinterpret_cast<__nv_bfloat162*>(out + tok * rows + row) = __floats2bfloat162_rn(sum.x, sum.y);
+    else {
+      if (row < rows) out[tok * rows + row] = __float2bfloat16_rn(sum.x);
+      if (row + 1 < rows) out[tok * rows + row + 1] = __float2bfloat16_rn(sum.y);
+    }
   }
   cluster.sync();  // nobody leaves while a peer still reads its shared memory
 }
 
-template <bool kBits12>
+template <class C>
 void launch(const Config& cfg, const PackedView& w, const __nv_bfloat16* x, int64_t m, __nv_bfloat16* out,
             int64_t rows, cudaStream_t stream) {
   static const bool attr_ok = [] {
-    return cudaFuncSetAttribute(wide_kernel<kBits12>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem) ==
+    return cudaFuncSetAttribute(wide_kernel<C>, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmem) ==
            cudaSuccess;
   }();
   if (!attr_ok) throw Error("solgemm: wide kernel: cannot set its shared-memory size");
   const int split = cfg.split_k;
-  const int64_t row_blocks = (rows + 63) / 64;
+  const int64_t row_blocks = (rows + 64 * C::kWG - 1) / (64 * C::kWG);
   cudaLaunchConfig_t lc{};
-  lc.gridDim = dim3(static_cast<unsigned>(row_blocks * split), static_cast<unsigned>((m + kTok - 1) / kTok), 1);
-  lc.blockDim = dim3(kThreads, 1, 1);
-  lc.dynamicSmemBytes = kSmem;
+  lc.gridDim = dim3(static_cast<unsigned>(row_blocks * split), static_cast<unsigned>((m + C::kTok - 1) / C::kTok), 1);
+  lc.blockDim = dim3(C::kThreads, 1, 1);
+  lc.dynamicSmemBytes = C::kSmem;
   lc.stream = stream;
   cudaLaunchAttribute attr[1];
   attr[0].id = cudaLaunchAttributeClusterDimension;
@@ -212,7 +325,7 @@ void launch(const Config& cfg, const PackedView& w, const __nv_bfloat16* x, int6
   attr[0].val.clusterDim.z = 1;
   lc.attrs = attr;
   lc.numAttrs = 1;
-  const cudaError_t e = cudaLaunchKernelEx(&lc, wide_kernel<kBits12>, w, x, m, out, rows, split);
+  const cudaError_t e = cudaLaunchKernelEx(&lc, wide_kernel<C>, w, x, m, out, rows, split);
   if (e != cudaSuccess)
     throw Error(fmt::format("solgemm: wide kernel launch (m={}, rows={}, split={}): {}", m, rows, split,
                             cudaGetErrorString(e)));
@@ -220,13 +333,20 @@ void launch(const Config& cfg, const PackedView& w, const __nv_bfloat16* x, int6
 
 }  // namespace
 
+// The compiled variants: (tokens per CTA, warpgroups, stages) = (128, 2, 3) for m <= 128 (two CTAs fit an SM),
+// (256, 2, 4 or 3) above (one CTA per SM); 12 or 16 bits.
 void launch_wide(const Config& cfg, const PackedView& w, const __nv_bfloat16* x, int64_t m, __nv_bfloat16* out,
                  int64_t rows, cudaStream_t stream) {
-  if (cfg.split_k < 1 || cfg.split_k > 8) throw Error(fmt::format("solgemm: wide kernel: split {} not in 1..8", cfg.split_k));
-  if (w.bits12)
-    launch<true>(cfg, w, x, m, out, rows, stream);
-  else
-    launch<false>(cfg, w, x, m, out, rows, stream);
+  if (cfg.split_k < 1 || cfg.split_k > 8)
+    throw Error(fmt::format("solgemm: wide kernel: split {} not in 1..8", cfg.split_k));
+  const bool wide_tok = cfg.n_tiles > 16;
+  if (w.bits12) {
+    if (wide_tok) launch<WideCfg<true, 256, 2, 4>>(cfg, w, x, m, out, rows, stream);
+    else launch<WideCfg<true, 128, 2, 3>>(cfg, w, x, m, out, rows, stream);  // 2 CTAs per SM
+  } else {
+    if (wide_tok) launch<WideCfg<false, 256, 2, 3>>(cfg, w, x, m, out, rows, stream);
+    else launch<WideCfg<false, 128, 2, 3>>(cfg, w, x, m, out, rows, stream);
+  }
 }
 
 }  // namespace solgemm::kernels

@@ -1,0 +1,336 @@
+// skinny_bench: times the skinny family (packed BF16 layers) and the router on the device, layout by layout.
+//
+// Each (shape, m, layout) call is captured once into a CUDA graph and replayed cold (a 512 MB read before
+// every replay), timed with events around the replay alone; median minus the median of an empty-kernel graph
+// timed the same way (../shared/anchors/read_ceiling.cu is the model). Beside each shape: the practical read
+// ceiling for the same bytes (a plain 16-byte streaming read, best of a few grids, timed the same way).
+// Each layout's output is compared with the first layout's (relative L2): a wrong layout shows up.
+// Usage: skinny_bench [reps=100]
+#include <cuda_bf16.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "kernels/kernels.hpp"
+#include "solgemm/format.hpp"
+#include "solgemm/plan.hpp"
+
+namespace {
+
+#define CK(x)                                                                                   \
+  do {                                                                                          \
+    cudaError_t e_ = (x);                                                                       \
+    if (e_ != cudaSuccess) {                                                                    \
+      std::printf("CUDA %s at %d: %s\n", #x, __LINE__, cudaGetErrorString(e_));                 \
+      std::exit(1);                                                                             \
+    }                                                                                           \
+  } while (0)
+
+__global__ void flush_read(const uint4* __restrict__ p, size_t n, unsigned* out) {
+  unsigned acc = 0;
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    const uint4 v = p[i];
+    acc ^= v.x ^ v.w;
+  }
+  if (acc == 0x12345678u) out[0] = acc;
+}
+__global__ void read_stream(const uint4* __restrict__ p, size_t n, unsigned* out) {
+  unsigned acc = 0;
+  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+  size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  for (; i + 3 * stride < n; i += 4 * stride) {
+    uint4 v[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u)
+      asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
+                   : "=r"(v[u].x), "=r"(v[u].y), "=r"(v[u].z), "=r"(v[u].w)
+                   : "l"(p + i + u * stride));
+#pragma unroll
+    for (int u = 0; u < 4; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+  }
+  for (; i < n; i += stride) acc ^= p[i].x;
+  if (acc == 0x12345678u) out[blockIdx.x] = acc;
+}
+__global__ void nop() {}
+
+__device__ inline uint64_t mix(uint64_t z) {
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+__device__ inline float gauss(uint64_t i, float sigma) {
+  const uint64_t h = mix(i * 0x632BE59BD9B4E019ull);
+  const float u1 = (static_cast<float>(h >> 40) + 0.5f) * (1.0f / 16777216.0f);
+  const float u2 = static_cast<float>((h >> 16) & 0xFFFFFF) * (1.0f / 16777216.0f);
+  return sigma * sqrtf(-2.f * logf(u1)) * cospif(2.f * u2);
+}
+__global__ void gen_bf16(__nv_bfloat16* p, int64_t n, uint64_t off, float sigma) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    p[i] = __float2bfloat16_rn(gauss(off + static_cast<uint64_t>(i), sigma));
+}
+__global__ void gen_f32(float* p, int64_t n, uint64_t off, float sigma) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    p[i] = gauss(off + static_cast<uint64_t>(i), sigma);
+}
+
+struct Timer {
+  cudaStream_t s;
+  cudaEvent_t a, b;
+  uint4* flush;
+  unsigned* sink;
+  size_t flush_n = (512ull << 20) / 16;
+  int sms = 132, reps = 100;
+  Timer() {
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&b));
+    CK(cudaMalloc(&flush, flush_n * 16));
+    CK(cudaMemset(flush, 1, flush_n * 16));
+    CK(cudaMalloc(&sink, 1 << 20));
+    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  }
+  template <class F>
+  cudaGraphExec_t capture(F&& launch) {
+    cudaGraph_t g;
+    cudaGraphExec_t ge;
+    CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+    launch();
+    CK(cudaStreamEndCapture(s, &g));
+    CK(cudaGraphInstantiate(&ge, g, 0));
+    CK(cudaGraphDestroy(g));
+    return ge;
+  }
+  float median(cudaGraphExec_t ge, int n) {
+    std::vector<float> t;
+    for (int r = 0; r < n; ++r) {
+      flush_read<<<sms * 4, 1024, 0, s>>>(flush, flush_n, sink);
+      CK(cudaEventRecord(a, s));
+      CK(cudaGraphLaunch(ge, s));
+      CK(cudaEventRecord(b, s));
+      CK(cudaEventSynchronize(b));
+      float ms;
+      CK(cudaEventElapsedTime(&ms, a, b));
+      t.push_back(ms * 1000.f);
+    }
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+  }
+  template <class F>
+  float time(F&& launch) {
+    cudaGraphExec_t ge = capture(launch);
+    median(ge, 5);
+    const float m = median(ge, reps);
+    CK(cudaGraphExecDestroy(ge));
+    return m;
+  }
+};
+
+struct Layout {
+  int cs, rt_cta, wk, gpw;
+};
+solgemm::Config cfg_of(const Layout& l, int nt) {
+  solgemm::Config c;
+  c.split_k = l.cs;
+  c.rt_cta = l.rt_cta;
+  c.wk = l.wk;
+  c.gpw = l.gpw;
+  c.warps = l.rt_cta * l.wk;
+  c.n_tiles = nt;
+  return c;
+}
+std::string lstr(const Layout& l) { return fmt::format("cs{}/rt{}/wk{}/g{}", l.cs, l.rt_cta, l.wk, l.gpw); }
+
+struct Shape {
+  const char* name;
+  int64_t n, k, rows;
+  std::vector<Layout> cands;
+};
+
+template <class T>
+double rel_diff(const std::vector<T>& a, const std::vector<T>& b) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    double x, y;
+    if constexpr (std::is_same_v<T, float>) {
+      x = a[i];
+      y = b[i];
+    } else {
+      x = solgemm::format::bf16_to_f32(a[i]);
+      y = solgemm::format::bf16_to_f32(b[i]);
+    }
+    num += (x - y) * (x - y);
+    den += y * y;
+  }
+  return std::sqrt(num / std::max(den, 1e-300));
+}
+
+float ceiling(Timer& tm, const uint4* data, size_t bytes) {
+  float best = 1e9f;
+  for (int bm : {1, 2, 3, 4})
+    for (int thr : {512, 1024}) {
+      const float t = tm.time([&] { read_stream<<<tm.sms * bm, thr, 0, tm.s>>>(data, bytes / 16, tm.sink); });
+      best = std::min(best, t);
+    }
+  return best;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Timer tm;
+  if (argc > 1) tm.reps = std::atoi(argv[1]);
+  cudaDeviceProp prop;
+  CK(cudaGetDeviceProperties(&prop, 0));
+  std::printf("%s  %d SMs  L2 %d MB  reps %d\n", prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20,
+              tm.reps);
+  cudaGraphExec_t gnop = tm.capture([&] { nop<<<1, 32, 0, tm.s>>>(); });
+  for (int i = 0; i < 20; ++i) tm.median(gnop, 5);
+  const float fixed = tm.median(gnop, 300);
+  std::printf("fixed cost (empty-kernel graph, cold): %.2f us (subtracted below)\n", fixed);
+  uint4* rbuf;
+  CK(cudaMalloc(&rbuf, 64ull << 20));
+  CK(cudaMemset(rbuf, 3, 64ull << 20));
+
+  const std::vector<Shape> shapes = {
+      {"qkv_gate", 2304, 8192, 2304, {{8, 9, 1, 16}, {8, 8, 2, 8}, {16, 9, 1, 8}, {4, 4, 4, 8}}},
+      {"o", 8192, 1024, 8192, {{1, 4, 4, 4}, {1, 2, 4, 4}, {2, 8, 2, 4}, {1, 4, 2, 8}}},
+      {"pooler", 4096, 8192, 4096, {{8, 16, 1, 16}, {8, 8, 1, 16}, {16, 16, 1, 8}}},
+      {"unpooler", 8192, 4096, 8192, {{4, 16, 1, 16}, {4, 8, 1, 16}, {8, 16, 1, 8}}},
+      {"unpool_1024", 8192, 4096, 1024, {{8, 4, 2, 4}, {8, 4, 4, 2}, {4, 2, 8, 2}, {16, 8, 2, 2}, {8, 4, 1, 8}}},
+  };
+  const int ms[] = {1, 8, 16, 32, 64};
+  __nv_bfloat16* x;
+  CK(cudaMalloc(&x, 256ull * 8192 * 2));
+  gen_bf16<<<1024, 256>>>(x, 256ll * 8192, 12345, 1.0f);
+  void* out;
+  CK(cudaMalloc(&out, 256ull * 8192 * 4));
+  std::printf("\n%-12s %4s %-18s %9s %9s %8s %8s %10s\n", "shape", "m", "layout", "us", "ceil_us", "x_ceil",
+              "GB/s", "rel_vs_1st");
+  for (const Shape& sh : shapes) {
+    __nv_bfloat16* dw;
+    CK(cudaMalloc(&dw, sh.n * sh.k * 2));
+    gen_bf16<<<2048, 256>>>(dw, sh.n * sh.k, 777 + sh.n, 0.02f);
+    std::vector<uint16_t> hw(static_cast<size_t>(sh.n * sh.k));
+    CK(cudaMemcpy(hw.data(), dw, hw.size() * 2, cudaMemcpyDeviceToHost));
+    const solgemm::format::Packed pk = solgemm::format::encode_bf16(hw.data(), sh.n, sh.k);
+    uint8_t* d_data;
+    uint32_t *d_off, *d_exc;
+    CK(cudaMalloc(&d_data, pk.data.size()));
+    CK(cudaMemcpy(d_data, pk.data.data(), pk.data.size(), cudaMemcpyHostToDevice));
+    CK(cudaMalloc(&d_off, pk.exc_off.size() * 4 + 4));
+    CK(cudaMemcpy(d_off, pk.exc_off.data(), pk.exc_off.size() * 4, cudaMemcpyHostToDevice));
+    CK(cudaMalloc(&d_exc, pk.exc.size() * 4 + 4));
+    CK(cudaMemcpy(d_exc, pk.exc.data(), pk.exc.size() * 4, cudaMemcpyHostToDevice));
+    solgemm::kernels::PackedView v;
+    v.data = d_data;
+    v.exc_off = d_off;
+    v.exc = d_exc;
+    v.bits12 = pk.code == solgemm::format::Code::bits12;
+    v.base = pk.base;
+    v.n = sh.n;
+    v.k = sh.k;
+    v.row_tiles = pk.row_tiles;
+    v.k_groups = pk.k_groups;
+    v.k_blocks = pk.k_blocks;
+    // Bytes the call reads for its rows: groups of the computed row tiles + exception tables (approx.).
+    const double frac = static_cast<double>((sh.rows + 15) / 16) / static_cast<double>(pk.row_tiles);
+    const size_t bytes = static_cast<size_t>(
+        (static_cast<double>(pk.data.size()) + 4.0 * (pk.exc_off.size() + pk.exc.size())) * frac);
+    const float ceil_us = ceiling(tm, rbuf, bytes / 16 * 16) - fixed;
+    std::printf("# %s: %s, %.1f MB read, plan layout: %s\n", sh.name, pk.describe().c_str(), bytes / 1e6,
+                solgemm::select_plan({sh.rows, sh.k, solgemm::Storage::packed12}, 1).str().c_str());
+    for (int m : ms) {
+      const int nt = m <= 8 ? 1 : m <= 16 ? 2 : m <= 32 ? 4 : 8;
+      std::vector<uint16_t> first;
+      for (const Layout& l : sh.cands) {
+        const solgemm::Config c = cfg_of(l, nt);
+        CK(cudaMemset(out, 0xFF, static_cast<size_t>(m) * sh.rows * 2));
+        try {
+          solgemm::kernels::launch_skinny(c, v, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
+        } catch (const std::exception& e) {
+          std::printf("%-12s %4d %-18s launch failed: %s\n", sh.name, m, lstr(l).c_str(), e.what());
+          cudaGetLastError();
+          continue;
+        }
+        CK(cudaStreamSynchronize(tm.s));
+        std::vector<uint16_t> o(static_cast<size_t>(m) * sh.rows);
+        CK(cudaMemcpy(o.data(), out, o.size() * 2, cudaMemcpyDeviceToHost));
+        const double rd = first.empty() ? 0.0 : rel_diff(o, first);
+        if (first.empty()) first = o;
+        const float us = tm.time([&] {
+          solgemm::kernels::launch_skinny(c, v, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
+        }) - fixed;
+        std::printf("%-12s %4d %-18s %9.2f %9.2f %8.3f %8.0f %10.2e\n", sh.name, m, lstr(l).c_str(), us, ceil_us,
+                    us / ceil_us, bytes / (us * 1e3), rd);
+      }
+    }
+    std::fflush(stdout);
+    CK(cudaFree(d_data));
+    CK(cudaFree(d_off));
+    CK(cudaFree(d_exc));
+    CK(cudaFree(dw));
+  }
+
+  // Router: 256 x 8192 FP32 as hi + lo.
+  {
+    const int64_t n = 256, k = 8192;
+    float* dw;
+    CK(cudaMalloc(&dw, n * k * 4));
+    gen_f32<<<1024, 256>>>(dw, n * k, 999, 0.02f);
+    std::vector<float> hw(static_cast<size_t>(n * k));
+    CK(cudaMemcpy(hw.data(), dw, hw.size() * 4, cudaMemcpyDeviceToHost));
+    const solgemm::format::PackedHiLo hl = solgemm::format::encode_hilo(hw.data(), n, k, false);
+    uint8_t *d_hi, *d_lo;
+    CK(cudaMalloc(&d_hi, hl.hi.size()));
+    CK(cudaMalloc(&d_lo, hl.lo.size()));
+    CK(cudaMemcpy(d_hi, hl.hi.data(), hl.hi.size(), cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(d_lo, hl.lo.data(), hl.lo.size(), cudaMemcpyHostToDevice));
+    solgemm::kernels::HiLoView v;
+    v.hi = d_hi;
+    v.lo = d_lo;
+    v.n = n;
+    v.k = k;
+    v.row_tiles = hl.row_tiles;
+    v.k_groups = hl.k_groups;
+    const size_t bytes = hl.hi.size() + hl.lo.size();
+    const float ceil_us = ceiling(tm, rbuf, bytes) - fixed;
+    std::printf("# router: hi+lo, %.1f MB read, plan: %s\n", bytes / 1e6,
+                solgemm::select_plan({n, k, solgemm::Storage::hilo}, 1).str().c_str());
+    const std::vector<Layout> cands = {{8, 1, 16, 1}, {16, 2, 8, 1}, {16, 1, 8, 1}, {16, 1, 16, 1}, {8, 2, 8, 1}};
+    for (int m : {1, 8, 16, 32, 64, 128, 256}) {
+      const int nt = m <= 8 ? 1 : m <= 16 ? 2 : 4;
+      std::vector<float> first;
+      for (const Layout& l : cands) {
+        if (l.cs * l.wk * l.gpw < hl.k_groups) continue;
+        const solgemm::Config c = cfg_of(l, nt);
+        try {
+          solgemm::kernels::launch_router(c, v, x, m, static_cast<float*>(out), n, tm.s);
+        } catch (const std::exception& e) {
+          std::printf("%-12s %4d %-18s launch failed: %s\n", "router", m, lstr(l).c_str(), e.what());
+          cudaGetLastError();
+          continue;
+        }
+        CK(cudaStreamSynchronize(tm.s));
+        std::vector<float> o(static_cast<size_t>(m) * n);
+        CK(cudaMemcpy(o.data(), out, o.size() * 4, cudaMemcpyDeviceToHost));
+        const double rd = first.empty() ? 0.0 : rel_diff(o, first);
+        if (first.empty()) first = o;
+        const float us =
+            tm.time([&] { solgemm::kernels::launch_router(c, v, x, m, static_cast<float*>(out), n, tm.s); }) - fixed;
+        std::printf("%-12s %4d %-18s %9.2f %9.2f %8.3f %8.0f %10.2e\n", "router", m, lstr(l).c_str(), us, ceil_us,
+                    us / ceil_us, bytes / (us * 1e3), rd);
+      }
+    }
+  }
+  CK(cudaGetLastError());
+  return 0;
+}

@@ -1,0 +1,78 @@
+// The solgemm sides of the comparison ("solgemm", "reference") and the factory of all sides (see impl.hpp).
+#include "impl.hpp"
+
+#include <algorithm>
+#include <array>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "baseline.hpp"
+#include "device.hpp"
+#include "shapes.hpp"
+#include "solgemm/solgemm.hpp"
+
+namespace solgemm::judge {
+namespace {
+
+class SolgemmImpl final : public Implementation {
+ public:
+  SolgemmImpl(bool force_reference, int64_t max_m) : force_reference_(force_reference), max_m_(max_m) {}
+
+  std::string name() const override { return force_reference_ ? "reference" : "solgemm"; }
+
+  void prepare(int layer, const void* d_W, cudaStream_t stream) override {
+    const Layer& l = layers().at(static_cast<size_t>(layer));
+    PrepareOptions opt;
+    opt.max_m = static_cast<int>(std::max<int64_t>(max_m_, opt.max_m));
+    opt.force_reference = force_reference_;
+    w_.at(static_cast<size_t>(layer)).emplace(
+        Weights::prepare(d_W, l.fp32 ? DType::f32 : DType::bf16, l.n, l.k, stream, opt));
+  }
+
+  void run(int layer, const void* d_x, int64_t m, void* d_out, int64_t rows, cudaStream_t stream) override {
+    weights(layer).run(d_x, m, d_out, rows, stream);
+  }
+
+  std::string plan(int layer, int64_t m, int64_t rows) const override {
+    if (force_reference_) return "reference kernel (forced: PrepareOptions::force_reference)";
+    return weights(layer).plan_for(m, rows);
+  }
+  std::string description(int layer) const override {
+    const Layer& l = layers().at(static_cast<size_t>(layer));
+    if (force_reference_)
+      return fmt::format("{} {}x{} read raw by the reference kernel", l.fp32 ? "f32" : "bf16", l.n, l.k);
+    return weights(layer).description();
+  }
+  double weight_bits(int layer) const override {
+    if (force_reference_) return 8.0 * layers().at(static_cast<size_t>(layer)).weight_bytes();
+    return weights(layer).weight_bits();
+  }
+
+ private:
+  const Weights& weights(int layer) const {
+    const auto& w = w_.at(static_cast<size_t>(layer));
+    if (!w) throw JudgeError(fmt::format("{}: layer {} was not prepared", name(), layers().at(static_cast<size_t>(layer)).name));
+    return *w;
+  }
+  bool force_reference_;
+  int64_t max_m_;
+  std::array<std::optional<Weights>, kLayerCount> w_;
+};
+
+}  // namespace
+
+const char* implementation_names() { return "solgemm, reference, cublas"; }
+
+bool is_implementation_name(const std::string& name) {
+  return name == "solgemm" || name == "reference" || name == "cublas";
+}
+
+std::unique_ptr<Implementation> make_implementation(const std::string& name, int64_t max_m) {
+  if (name == "solgemm") return std::make_unique<SolgemmImpl>(false, max_m);
+  if (name == "reference") return std::make_unique<SolgemmImpl>(true, max_m);
+  if (name == "cublas") return make_cublas_baseline(max_m);
+  throw UsageError(fmt::format("unknown implementation '{}'; expected one of: {}", name, implementation_names()));
+}
+
+}  // namespace solgemm::judge

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# A whole GPU check in one command, on a machine with an NVIDIA Hopper GPU:
+#   bash scripts/gpu_check.sh OUTDIR [--prebuilt BUILD_DIR] [-- JUDGE_ARGS...]
+# 1. builds (cmake, with ninja when present) into build-gpu-check/, or takes BUILD_DIR built elsewhere;
+# 2. runs the GPU tests and the CPU tests (ctest -L gpu / -L cpu; with --prebuilt the test executables are run
+#    directly, since a copied build folder's CTest files name the paths of the machine that built it);
+# 3. runs the judge with its defaults (plus JUDGE_ARGS, e.g. -- --loads 'decode 1').
+# OUTDIR receives, flat (8 files): build.log (tools, GPU, commit, build), tests-gpu.log, tests-cpu.log,
+# judge.txt (tables), judge.log (progress), judge.json, judge.md, judge.svg.
+# Exit code: 0 when everything passed, 1 when any step failed (the summary names it), 2 on bad usage.
+set -uo pipefail
+usage() { echo "usage: bash scripts/gpu_check.sh OUTDIR [--prebuilt BUILD_DIR] [-- JUDGE_ARGS...]" >&2; exit 2; }
+[ $# -ge 1 ] || usage
+OUT=$1; shift
+PREBUILT=""
+JUDGE_ARGS=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --prebuilt) [ $# -ge 2 ] || usage; PREBUILT=$2; shift 2 ;;
+    --) shift; JUDGE_ARGS=("$@"); break ;;
+    *) usage ;;
+  esac
+done
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+mkdir -p "$OUT" || { echo "gpu_check: cannot create $OUT" >&2; exit 2; }
+OUT=$(cd "$OUT" && pwd)
+export LD_LIBRARY_PATH="/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+command -v nvcc >/dev/null || export PATH="/usr/local/cuda/bin:$PATH"
+failed=()
+
+# ---- 1. environment and build ----
+{
+  echo "== $(date -u +%FT%TZ) gpu_check in $ROOT"
+  echo "== commit: $(git -C "$ROOT" rev-parse HEAD 2>/dev/null || echo unknown)"
+  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem,memory.total --format=csv 2>&1 || true
+  nvcc --version 2>&1 | tail -1 || true
+  cmake --version 2>&1 | head -1 || true
+} > "$OUT/build.log"
+if [ -n "$PREBUILT" ]; then
+  BUILD=$(cd "$PREBUILT" 2>/dev/null && pwd) || { echo "gpu_check: no build folder $PREBUILT" >&2; exit 2; }
+  echo "== using the prebuilt build folder $BUILD" >> "$OUT/build.log"
+else
+  BUILD="$ROOT/build-gpu-check"
+  gen=()
+  command -v ninja >/dev/null && gen=(-G Ninja)
+  echo "== building into $BUILD" >> "$OUT/build.log"
+  if ! { cmake -S "$ROOT" -B "$BUILD" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release &&
+         cmake --build "$BUILD" -j"$(nproc)"; } >> "$OUT/build.log" 2>&1; then
+    echo "gpu_check: build FAILED (see $OUT/build.log)" >&2
+    exit 1
+  fi
+fi
+JUDGE="$BUILD/judge/solgemm-judge"
+[ -x "$JUDGE" ] || { echo "gpu_check: $JUDGE is missing" >&2; exit 1; }
+
+# ---- 2. tests ----
+# Runs every test executable of one label directly (gtest), from the label CMake recorded for it.
+run_label_direct() {
+  local label=$1 rc=0 f name
+  for f in "$BUILD"/tests/*"[1]_include.cmake"; do
+    [ -e "$f" ] || continue
+    grep -q "LABELS;$label\]" "$f" || continue
+    name=$(basename "$f"); name=${name%"[1]_include.cmake"}
+    [ -x "$BUILD/tests/$name" ] || { echo "== $name: NOT BUILT"; rc=1; continue; }
+    echo "== $name"
+    (cd "$BUILD/tests" && "./$name" --gtest_brief=1) || rc=1
+  done
+  return $rc
+}
+for label in gpu cpu; do
+  log="$OUT/tests-$label.log"
+  if [ -n "$PREBUILT" ]; then
+    run_label_direct "$label" > "$log" 2>&1
+  else
+    ctest --test-dir "$BUILD" -L "$label" --output-on-failure > "$log" 2>&1
+  fi
+  rc=$?
+  [ $rc -eq 0 ] || failed+=("$label tests (see tests-$label.log)")
+done
+
+# ---- 3. the judge, defaults ----
+(cd "$ROOT" && "$JUDGE" --json "$OUT/judge.json" --md "$OUT/judge.md" --svg "$OUT/judge.svg" "${JUDGE_ARGS[@]}") \
+  > "$OUT/judge.txt" 2> "$OUT/judge.log"
+rc=$?
+[ $rc -eq 0 ] || failed+=("judge exit code $rc (see judge.log)")
+
+# ---- summary ----
+grep -E "^score:" "$OUT/judge.txt" || true
+if [ ${#failed[@]} -gt 0 ]; then
+  printf 'gpu_check: FAILED: %s\n' "${failed[@]}" >&2
+  exit 1
+fi
+echo "gpu_check: all passed; results in $OUT"

@@ -1,0 +1,67 @@
+// Register-level decode of the 12-bit code (include/solgemm/format.hpp), shared by the GPU kernels and the
+// CPU test that checks it against format::decode_bf16. __host__ __device__: on the GPU byte_perm is PRMT.
+//
+// One k step of one lane: 8 low bytes (two 32-bit words) + one 32-bit high word -> the four A registers
+// (BF16 pairs, true bits) of mma.m16n8k16. Per register: SHF (rotate), LOP3 (mask), PRMT, IADD.
+#pragma once
+
+#include <cstdint>
+
+#ifdef __CUDACC__
+#define SOLGEMM_HD __host__ __device__ __forceinline__
+#else
+#define SOLGEMM_HD inline
+#endif
+
+namespace solgemm::kernels::decode {
+
+// PRMT in its default mode: byte i of the result is byte (sel >> 4i) & 7 of the 8-byte value {b:a}.
+SOLGEMM_HD uint32_t byte_perm(uint32_t a, uint32_t b, uint32_t sel) {
+#ifdef __CUDA_ARCH__
+  return __byte_perm(a, b, sel);
+#else
+  const uint64_t v = (static_cast<uint64_t>(b) << 32) | a;
+  uint32_t r = 0;
+  for (int i = 0; i < 4; ++i) r |= static_cast<uint32_t>((v >> (8 * ((sel >> (4 * i)) & 7))) & 0xFF) << (8 * i);
+  return r;
+#endif
+}
+
+SOLGEMM_HD uint32_t rotl(uint32_t w, int s) {
+#ifdef __CUDA_ARCH__
+  return __funnelshift_l(w, w, s);
+#else
+  return s == 0 ? w : (w << s) | (w >> (32 - s));
+#endif
+}
+
+// (base << 7) in both halves: added after the PRMT, it turns the 4-bit code c into the exponent base + c.
+SOLGEMM_HD uint32_t base_add(int base) { return (static_cast<uint32_t>(base) << 7) * 0x00010001u; }
+
+// Register j (0..3) of one k step: lo0 = low bytes of registers 0, 1; lo1 = of registers 2, 3; hw = high word.
+template <int J>
+SOLGEMM_HD uint32_t reg12(uint32_t lo0, uint32_t lo1, uint32_t hw, uint32_t add) {
+  const uint32_t lo = J < 2 ? lo0 : lo1;
+  const uint32_t h = rotl(hw, 4 * J) & 0x87008700u;
+  // byte 0 <- low byte of half 0, byte 1 <- high byte of half 0 (sign, c >> 1), bytes 2, 3 likewise half 1.
+  constexpr uint32_t sel = (J & 1) ? 0x7352u : 0x7150u;
+  return byte_perm(lo, h, sel) + add;
+}
+
+// Replace half `h` of an A register by the exception's true BF16 bits.
+SOLGEMM_HD uint32_t patch_half(uint32_t r, int h, uint32_t bits) {
+  return h ? ((r & 0x0000FFFFu) | (bits << 16)) : ((r & 0xFFFF0000u) | bits);
+}
+
+// Exception entry (format.hpp): (row_in_tile * 256 + k_in_block) << 16 | bits -> where it lives in a group.
+struct ExcSlot {
+  int group_in_block, step, lane, reg, half;
+};
+SOLGEMM_HD ExcSlot exc_slot(uint32_t e) {
+  const uint32_t pos = e >> 16;
+  const int row = static_cast<int>(pos >> 8), kb = static_cast<int>(pos & 255);
+  const int kk = kb & 63, kq = kk & 15;
+  return {kb >> 6, kk >> 4, (row & 7) * 4 + ((kq & 7) >> 1), (row >> 3) | ((kq >> 3) << 1), kq & 1};
+}
+
+}  // namespace solgemm::kernels::decode

@@ -1,0 +1,427 @@
+// The skinny kernel family: out = x @ W^T for few tokens, weights streamed once from packed groups.
+//
+// Idea: the weights are the MMA's A (M) side. A warp owns one 16-row tile and a contiguous run of 64-k
+// groups; it streams its groups with 16-byte coalesced loads (P groups in flight per lane), turns each group
+// into four mma.m16n8k16 A fragments in registers (weight-source policy: Dec12 = 12-bit decode + exception
+// patch, Raw16 = raw BF16, HiLo = two or three BF16 terms for the FP32 router) and multiplies it by the
+// tokens (B side, n8 tiles, read from shared memory where the CTA staged its k range of x in fragment order).
+// Work split: CTA = rt_cta row tiles x wk warps along K; a thread-block cluster of `cs` CTAs splits K
+// further. Partials are reduced through distributed shared memory in a fixed order (k ascending), so the
+// result is bitwise deterministic, needs no workspace or counters, and does not depend on m (the layout is
+// chosen per shape, never per m; only the number of n8 tiles varies and MMA columns are independent).
+//
+// Roofline: at m <= 64 the work is ~2 m FLOP per weight byte-and-a-half: memory-bound by far. Time floor =
+// packed bytes / ~4.6 TB/s + ~1.3 us ramp (../shared/anchors). What bounds us: bytes in flight per SM
+// (warps x P x group bytes), the ramp of one short wave, and the cluster reduction at the end.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+#include "decode.hpp"
+#include "solgemm/solgemm.hpp"
+
+namespace solgemm::kernels::family {
+
+struct Args {
+  const uint8_t* w0 = nullptr;       // data (packed) or hi (router)
+  const uint8_t* w1 = nullptr;       // lo (router)
+  const uint8_t* w2 = nullptr;       // lo2 (router, exact)
+  const uint32_t* exc_off = nullptr;
+  const uint32_t* exc = nullptr;
+  uint32_t base_add = 0;             // (base << 7) * 0x10001 (Dec12)
+  const __nv_bfloat16* x = nullptr;  // m x K
+  void* out = nullptr;               // m x rows
+  int m = 0, rows = 0, k = 0;
+  int k_groups = 0, k_blocks = 0;    // of the stored matrix
+  int row_tiles = 0;                 // row tiles computed: ceil(rows / 16)
+  int rt_cta = 1, wk = 1, gpw = 1, cs = 1;
+  int xvec = 1;                      // x rows 16-byte aligned (K % 8 == 0 and x aligned)
+};
+
+// ---- weight-source policies: loads per lane per group, and the decode into A registers ------------------
+
+__device__ __forceinline__ uint4 ldg_stream(const uint8_t* p) {
+  uint4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+
+struct Dec12 {
+  static constexpr int kLoads = 3, kTerms = 1;
+  static constexpr bool kExc = true;
+  using Out = __nv_bfloat16;
+  static constexpr const char* name = "dec12";
+  __device__ static void load(const Args& a, int64_t grp, int lane, uint4 (&b)[kLoads]) {
+    const uint8_t* p = a.w0 + grp * 1536 + lane * 16;
+#pragma unroll
+    for (int c = 0; c < kLoads; ++c) b[c] = ldg_stream(p + c * 512);
+  }
+  // Half a group: k steps 2 HS and 2 HS + 1 (low bytes in chunk HS, high words in chunk 2).
+  template <int HS>
+  __device__ static void decode(const uint4 (&b)[kLoads], uint32_t add, uint32_t (&r)[kTerms][2][4]) {
+    const uint32_t lo[2][2] = {{b[HS].x, b[HS].y}, {b[HS].z, b[HS].w}};
+    const uint32_t hw[2] = {HS ? b[2].z : b[2].x, HS ? b[2].w : b[2].y};
+#pragma unroll
+    for (int s = 0; s < 2; ++s) {
+      r[0][s][0] = decode::reg12<0>(lo[s][0], lo[s][1], hw[s], add);
+      r[0][s][1] = decode::reg12<1>(lo[s][0], lo[s][1], hw[s], add);
+      r[0][s][2] = decode::reg12<2>(lo[s][0], lo[s][1], hw[s], add);
+      r[0][s][3] = decode::reg12<3>(lo[s][0], lo[s][1], hw[s], add);
+    }
+  }
+};
+
+template <int T>  // T raw BF16 matrices in the 16-bit group layout: 1 = packed16, 2 = hi + lo, 3 = exact
+struct RawT {
+  static constexpr int kLoads = 4 * T, kTerms = T;
+  static constexpr bool kExc = false;
+  using Out = std::conditional_t<T == 1, __nv_bfloat16, float>;
+  static constexpr const char* name = T == 1 ? "raw16" : (T == 2 ? "hilo" : "hilo3");
+  __device__ static void load(const Args& a, int64_t grp, int lane, uint4 (&b)[kLoads]) {
+    const uint8_t* src[3] = {a.w0, a.w1, a.w2};
+#pragma unroll
+    for (int t = 0; t < T; ++t) {
+      const uint8_t* p = src[t] + grp * 2048 + lane * 16;
+#pragma unroll
+      for (int c = 0; c < 4; ++c) b[4 * t + c] = ldg_stream(p + c * 512);
+    }
+  }
+  template <int HS>
+  __device__ static void decode(const uint4 (&b)[kLoads], uint32_t, uint32_t (&r)[kTerms][2][4]) {
+#pragma unroll
+    for (int t = 0; t < T; ++t)
+#pragma unroll
+      for (int s = 0; s < 2; ++s) {
+        const uint4 v = b[4 * t + 2 * HS + s];
+        r[t][s][0] = v.x;
+        r[t][s][1] = v.y;
+        r[t][s][2] = v.z;
+        r[t][s][3] = v.w;
+      }
+  }
+};
+using Raw16 = RawT<1>;
+using HiLo = RawT<2>;
+using HiLoExact = RawT<3>;
+
+__device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ void store_out(__nv_bfloat16* o, int64_t i, float v) { o[i] = __float2bfloat16_rn(v); }
+__device__ __forceinline__ void store_out(float* o, int64_t i, float v) { o[i] = v; }
+
+// Apply one exception entry (broadcast to the warp) to the decoded registers of half HS of the group.
+template <int HS>
+__device__ __forceinline__ void apply_exc(uint32_t e, int lane, uint32_t (&r)[1][2][4]) {
+  const decode::ExcSlot sl = decode::exc_slot(e);
+  if (lane == sl.lane && (sl.step >> 1) == HS) {
+    const int sel = (sl.step & 1) * 4 + sl.reg;
+#pragma unroll
+    for (int s = 0; s < 2; ++s)
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+        if (s * 4 + j == sel) r[0][s][j] = decode::patch_half(r[0][s][j], sl.half, e & 0xFFFFu);
+  }
+}
+
+// Shared memory: x of the CTA's k range, natural layout (8 NT tokens) x (k_cta + 8) BF16 (the 16-byte pad
+// makes the ldmatrix rows conflict-free), filled by cp.async (zero-filled past m and K); after the main loop
+// the same bytes hold the warps' partial sums (warp, nt, c, lane) as floats.
+template <int NT>
+__host__ __device__ constexpr size_t x_smem_bytes(int k_cta) { return static_cast<size_t>(8 * NT) * (k_cta + 8) * 2; }
+
+__device__ __forceinline__ uint32_t smem_u32(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
+}
+__device__ __forceinline__ void ldmatrix_x4(uint32_t addr, uint32_t& r0, uint32_t& r1, uint32_t& r2, uint32_t& r3) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+               : "r"(addr));
+}
+__device__ __forceinline__ uint32_t cluster_rank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ float ld_cluster(uint32_t local_addr, uint32_t rank) {
+  uint32_t remote;
+  float v;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(local_addr), "r"(rank));
+  asm volatile("ld.shared::cluster.f32 %0, [%1];\n" : "=f"(v) : "r"(remote) : "memory");
+  return v;
+}
+
+// Half a group (k steps 2 HS, 2 HS + 1): decode, patch the exceptions that fall in it, multiply by every n tile.
+template <class Src, int NT, int HS>
+__device__ __forceinline__ void half_step(const Args& a, const uint4 (&b)[Src::kLoads], unsigned emask, bool slow,
+                                          int g, int off_lane, int blk, uint32_t my_e, int lane, uint32_t xrow,
+                                          int xs_stride, float (&acc)[Src::kTerms][NT][4]) {
+  constexpr int T = Src::kTerms;
+  uint32_t r[T][2][4];
+  Src::template decode<HS>(b, a.base_add, r);
+  if constexpr (Src::kExc) {
+    while (emask) {
+      const int src = __ffs(emask) - 1;
+      emask &= emask - 1;
+      apply_exc<HS>(__shfl_sync(0xFFFFFFFFu, my_e, src), lane, r);
+    }
+    if (slow) {  // many exceptions in this warp's blocks: scan the group's block from global memory
+      const int lo = __shfl_sync(0xFFFFFFFFu, off_lane, blk), hi = __shfl_sync(0xFFFFFFFFu, off_lane, blk + 1);
+      for (int q0 = lo; q0 < hi; q0 += 32) {
+        const uint32_t e = q0 + lane < hi ? __ldg(a.exc + q0 + lane) : 0u;
+        unsigned mask =
+            __ballot_sync(0xFFFFFFFFu, q0 + lane < hi && static_cast<int>((e >> 16) & 255) / 64 == (g & 3));
+        while (mask) {
+          const int src = __ffs(mask) - 1;
+          mask &= mask - 1;
+          apply_exc<HS>(__shfl_sync(0xFFFFFFFFu, e, src), lane, r);
+        }
+      }
+    }
+  }
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt) {
+    uint32_t b00, b01, b10, b11;  // {b0, b1} of k steps 2 HS and 2 HS + 1
+    ldmatrix_x4(xrow + static_cast<uint32_t>((nt * 8 * xs_stride + HS * 32) * 2), b00, b01, b10, b11);
+#pragma unroll
+    for (int t = 0; t < T; ++t) {
+      mma(acc[t][nt], r[t][0], b00, b01);
+      mma(acc[t][nt], r[t][1], b10, b11);
+    }
+  }
+}
+
+template <class Src, int NT, int P, int MAXT>
+__global__ void __launch_bounds__(MAXT, 1) skinny_kernel(const Args a) {
+  extern __shared__ __align__(128) uint8_t smem[];
+  constexpr int T = Src::kTerms;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int nthreads = blockDim.x;
+  const int crank = a.cs > 1 ? static_cast<int>(cluster_rank()) : 0;
+  const int rblock = blockIdx.x / a.cs;
+  const int tok0 = blockIdx.y * 8 * NT;                  // token chunk
+  const int rt_local = warp % a.rt_cta, kw = warp / a.rt_cta;
+  const int rt = rblock * a.rt_cta + rt_local;
+  const int g_begin = (crank * a.wk + kw) * a.gpw;       // k group range of this warp
+  const int n = rt < a.row_tiles ? max(min(a.gpw, a.k_groups - g_begin), 0) : 0;  // warp-uniform
+  const int64_t gbase = static_cast<int64_t>(rt) * a.k_groups + g_begin;
+  const int k_cta = a.wk * a.gpw * 64, xs_stride = k_cta + 8;
+
+  // 1. The small loads first (they must not queue behind the weight stream): x of the CTA's k range into
+  //    shared memory (cp.async, zero-fill past m and K), and the exception offsets of this warp's blocks.
+  {
+    const int kc0 = crank * k_cta;
+    const int upt = k_cta / 8;
+    if (a.xvec) {
+      const uint32_t xs = smem_u32(smem);
+      for (int u = threadIdx.x; u < 8 * NT * upt; u += nthreads) {
+        const int tl = u / upt, kk = (u % upt) * 8;
+        const int tok = tok0 + tl, kg = kc0 + kk;
+        const bool ok = tok < a.m && kg + 8 <= a.k;
+        const __nv_bfloat16* src = ok ? a.x + static_cast<int64_t>(tok) * a.k + kg : a.x;
+        cp_async16(xs + static_cast<uint32_t>((tl * xs_stride + kk) * 2), src, ok ? 16 : 0);
+      }
+    } else {
+      uint16_t* xs = reinterpret_cast<uint16_t*>(smem);
+      const uint16_t* x16 = reinterpret_cast<const uint16_t*>(a.x);
+      for (int u = threadIdx.x; u < 8 * NT * k_cta; u += nthreads) {
+        const int tl = u / k_cta, kk = u % k_cta;
+        const int tok = tok0 + tl, kg = kc0 + kk;
+        xs[tl * xs_stride + kk] = (tok < a.m && kg < a.k) ? x16[static_cast<int64_t>(tok) * a.k + kg] : uint16_t{0};
+      }
+    }
+  }
+  int off_lane = 0, nb = 0;
+  if constexpr (Src::kExc) {
+    if (n > 0) {
+      const int b_lo = g_begin >> 2;
+      nb = ((g_begin + n - 1) >> 2) - b_lo + 1;
+      if (lane <= nb) off_lane = __ldg(a.exc_off + static_cast<int64_t>(rt) * a.k_blocks + b_lo + lane);
+    }
+  }
+
+  // 2. Weights in flight: the first P groups.
+  uint4 buf[P][Src::kLoads];
+#pragma unroll
+  for (int p = 0; p < P; ++p)
+    if (p < n) Src::load(a, gbase + p, lane, buf[p]);
+
+  // 3. Exception entries (<= 32 per warp: one per lane, issued now, consumed only by a group whose block has
+  //    entries; more: read per group from global memory, slow path). blk_has: bit j = block b_lo + j has any.
+  int e_total = 0, bi = 0;
+  unsigned blk_has = 0;
+  uint32_t my_e = 0;
+  if constexpr (Src::kExc) {
+    if (n > 0) {
+      const int e0 = __shfl_sync(0xFFFFFFFFu, off_lane, 0);
+      e_total = __shfl_sync(0xFFFFFFFFu, off_lane, nb) - e0;
+      const int next = __shfl_down_sync(0xFFFFFFFFu, off_lane, 1);
+      blk_has = __ballot_sync(0xFFFFFFFFu, lane < nb && next > off_lane);
+      const int q = e0 + lane;
+      for (int j = 1; j < nb; ++j)
+        if (__shfl_sync(0xFFFFFFFFu, off_lane, j) <= q) bi = j;
+      if (e_total <= 32 && lane < e_total) my_e = __ldg(a.exc + q);
+    }
+  }
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+  __syncthreads();
+
+  // 4. Main loop: decode, patch, multiply; refill the ring P groups ahead.
+  float acc[T][NT][4];
+#pragma unroll
+  for (int t = 0; t < T; ++t)
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) acc[t][nt][c] = 0.f;
+  // ldmatrix row address of this lane: token (lane & 7) of the n tile, k + 8 (lane >> 3) of the half group.
+  const uint32_t xrow = smem_u32(smem) + static_cast<uint32_t>(((lane & 7) * xs_stride + kw * a.gpw * 64 +
+                                                                (lane >> 3) * 8) * 2);
+  for (int i0 = 0; i0 < n; i0 += P) {
+#pragma unroll
+    for (int p = 0; p < P; ++p) {
+      const int i = i0 + p;
+      if (i < n) {
+        // Exceptions of this group: mask of lanes holding them (<= 32 per warp), or -1 = slow path.
+        unsigned emask = 0;
+        bool slow = false;
+        if constexpr (Src::kExc) {
+          const int g = g_begin + i, blk = (g >> 2) - (g_begin >> 2);
+          if ((blk_has >> blk) & 1u) {
+            if (e_total <= 32) {
+              const int my_grp = ((g_begin >> 2) + bi) * 4 + static_cast<int>((my_e >> 16) & 255) / 64;
+              emask = __ballot_sync(0xFFFFFFFFu, lane < e_total && my_grp == g);
+            } else {
+              slow = true;
+            }
+          }
+        }
+        half_step<Src, NT, 0>(a, buf[p], emask, slow, g_begin + i, off_lane, (g_begin + i) / 4 - g_begin / 4,
+                              my_e, lane, xrow + static_cast<uint32_t>(i * 128), xs_stride, acc);
+        half_step<Src, NT, 1>(a, buf[p], emask, slow, g_begin + i, off_lane, (g_begin + i) / 4 - g_begin / 4,
+                              my_e, lane, xrow + static_cast<uint32_t>(i * 128), xs_stride, acc);
+        if (i + P < n) Src::load(a, gbase + i + P, lane, buf[p]);
+      }
+    }
+  }
+
+  // 5. Reduce in a fixed order (k ascending): terms per warp (hi + lo 2^-8 + lo2 2^-16); warps along K inside
+  //    the CTA (local shared memory); then the cluster's CTAs (distributed shared memory, loads unrolled).
+  __syncthreads();  // x no longer needed: the partials reuse the shared memory
+  float* part = reinterpret_cast<float*>(smem);
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+    for (int c = 0; c < 4; ++c) {
+      float v = acc[T - 1][nt][c];
+#pragma unroll
+      for (int t = T - 2; t >= 0; --t) v = acc[t][nt][c] + v * (1.0f / 256.0f);
+      part[((warp * NT + nt) * 4 + c) * 32 + lane] = v;
+    }
+  __syncthreads();
+  const int tile = a.rt_cta * NT * 128;  // elements (rtl, nt, c, lane) of the CTA's output tile
+  if (a.wk > 1) {
+    for (int e = threadIdx.x; e < tile; e += nthreads) {
+      float s = part[e];
+      for (int w = 1; w < a.wk; ++w) s += part[w * tile + e];
+      part[e] = s;
+    }
+  }
+  if (a.cs > 1)
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+  else
+    __syncthreads();
+  {
+    using Out = typename Src::Out;
+    Out* out = static_cast<Out*>(a.out);
+    const int tile_rows = a.rt_cta * 16;
+    const int total = tile_rows * 8 * NT;
+    const uint32_t part_u32 = smem_u32(part);
+    for (int e = crank * nthreads + threadIdx.x; e < total; e += a.cs * nthreads) {
+      const int tl = e / tile_rows, rl = e % tile_rows;
+      const int rtl = rl >> 4, r16 = rl & 15;
+      const int nt = tl >> 3, c = ((r16 >> 3) << 1) | (tl & 1), ln = (r16 & 7) * 4 + ((tl & 7) >> 1);
+      const int row = (rblock * a.rt_cta) * 16 + rl, tok = tok0 + tl;
+      const int idx = ((rtl * NT + nt) * 4 + c) * 32 + ln;
+      float sum;
+      if (a.cs > 1) {
+        float v[16];
+#pragma unroll
+        for (int q = 0; q < 16; ++q)
+          v[q] = q < a.cs ? ld_cluster(part_u32 + static_cast<uint32_t>(idx * 4), static_cast<uint32_t>(q)) : 0.f;
+        sum = v[0];
+#pragma unroll
+        for (int q = 1; q < 16; ++q)
+          if (q < a.cs) sum += v[q];
+      } else {
+        sum = part[idx];
+      }
+      if (row < a.rows && tok < a.m) store_out(out, static_cast<int64_t>(tok) * a.rows + row, sum);
+    }
+  }
+  // Keep this CTA's partials alive until every CTA of the cluster has read them (no memory ordering needed).
+  if (a.cs > 1) asm volatile("barrier.cluster.arrive.relaxed.aligned;\nbarrier.cluster.wait.aligned;\n" ::: "memory");
+}
+
+// ---- host side -------------------------------------------------------------------------------------------
+
+template <int NT>
+inline size_t smem_bytes(const Args& a) {
+  const size_t xb = x_smem_bytes<NT>(a.wk * a.gpw * 64);
+  const size_t pb = static_cast<size_t>(a.rt_cta * a.wk) * NT * 4 * 32 * sizeof(float);
+  // (the scalar x path, K % 8 != 0, uses the same natural layout)
+  return std::max(xb, pb);
+}
+
+inline void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw Error(fmt::format("solgemm: {}: CUDA error: {}", what, cudaGetErrorString(e)));
+}
+
+// One launch: grid (cs * row blocks, token chunks), cluster (cs, 1, 1), rt_cta * wk warps per CTA.
+template <class Src, int NT, int P, int MAXT = 512>
+void launch(const Args& a, cudaStream_t stream) {
+  auto kern = skinny_kernel<Src, NT, P, MAXT>;
+  const size_t smem = smem_bytes<NT>(a);
+  static const bool attrs = [&] {
+    check(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024), "smem attribute");
+    check(cudaFuncSetAttribute(kern, cudaFuncAttributeNonPortableClusterSizeAllowed, 1), "cluster attribute");
+    return true;
+  }();
+  (void)attrs;
+  const int warps = a.rt_cta * a.wk;
+  if (warps < 1 || warps * 32 > MAXT || a.cs < 1 || a.cs > 16 || a.gpw < 1 || a.gpw > 112 || smem > 227 * 1024)
+    throw Error(fmt::format("solgemm: skinny launch: bad layout rt_cta={} wk={} gpw={} cs={} (smem {} B)", a.rt_cta,
+                            a.wk, a.gpw, a.cs, smem));
+  const int rblocks = (a.row_tiles + a.rt_cta - 1) / a.rt_cta;
+  const int chunks = (a.m + 8 * NT - 1) / (8 * NT);
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(static_cast<unsigned>(a.cs * rblocks), static_cast<unsigned>(chunks), 1);
+  cfg.blockDim = dim3(static_cast<unsigned>(warps * 32), 1, 1);
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = static_cast<unsigned>(a.cs);
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  check(cudaLaunchKernelEx(&cfg, kern, a), "skinny launch");
+}
+
+}  // namespace solgemm::kernels::family

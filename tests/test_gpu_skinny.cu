@@ -1,0 +1,234 @@
+// The skinny family (m <= 64, packed12 / packed16 BF16 weights) through the public API: every m in 1..64 for
+// the four BF16 layers (and the unpooler's 1024-row slice) against an FP64 reference; exact probe rows; NaN
+// poison with a guard after out; 10 graph replays bitwise equal; batch invariance (row i identical for every
+// m); exceptions patched exactly; the 16-bit fallback; shapes with N % 16 != 0 and K % 64 != 0.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "test_gpu_skinny_util.cuh"
+
+namespace {
+
+using skt::Dev;
+using solgemm::format::bf16_to_f32;
+using solgemm::format::f32_to_bf16_rn;
+
+constexpr int64_t kGuard = 4096;
+constexpr int kMaxM = 64;
+
+struct Case {
+  int64_t n, k, rows;
+  solgemm::PrepareOptions opt;
+  const char* code;                 // "12-bit" or "16-bit": what the plan must say
+  std::vector<int> ms;
+  int probe_every = 8;
+  const std::vector<int64_t>* probe_cols = nullptr;
+  double tol = 1e-2;
+};
+
+// W (device, BF16 N x K) and its host copy. Runs every check of the file on it.
+void check_case(const __nv_bfloat16* d_w, const std::vector<uint16_t>& hw, const Case& c, uint64_t seed) {
+  const std::string tag = "n=" + std::to_string(c.n) + " k=" + std::to_string(c.k) + " rows=" +
+                          std::to_string(c.rows) + " " + skt::seed_msg(seed);
+  cudaStream_t st;
+  SKT_CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  auto w = solgemm::Weights::prepare(d_w, solgemm::DType::bf16, c.n, c.k, st, c.opt);
+  for (int m : {1, 8, 9, 64}) {
+    const std::string plan = w.plan_for(m, c.rows);
+    ASSERT_NE(plan.find("skinny"), std::string::npos) << plan << " " << tag;
+    ASSERT_NE(plan.find(c.code), std::string::npos) << plan << " " << tag << " " << w.description();
+  }
+  Dev<__nv_bfloat16> x(static_cast<size_t>(kMaxM * c.k));
+  const skt::Probes pr = skt::make_x(x.p, kMaxM, c.k, seed, c.probe_cols, c.probe_every);
+  Dev<double> ref(static_cast<size_t>(kMaxM * c.rows));
+  skt::ref_fp64<<<dim3(static_cast<unsigned>(c.rows), kMaxM / 8), 256>>>(x.p, d_w, ref.p, kMaxM, c.rows, c.k);
+  SKT_CK(cudaDeviceSynchronize());
+  const std::vector<double> href = ref.get();
+  const size_t total = static_cast<size_t>(kMaxM * c.rows + kGuard);
+  Dev<uint16_t> out(total);
+  std::vector<uint16_t> o64;
+  std::vector<int> ms = c.ms;
+  std::sort(ms.begin(), ms.end(), std::greater<int>());  // 64 first: the batch-invariance baseline
+  ASSERT_EQ(ms.front(), kMaxM);
+  for (int m : ms) {
+    SCOPED_TRACE("m=" + std::to_string(m) + " " + tag);
+    SKT_CK(cudaMemset(out.p, 0xFF, total * 2));  // 0xFFFF: a NaN
+    w.run(x.p, m, out.p, c.rows, st);
+    SKT_CK(cudaStreamSynchronize(st));
+    SKT_CK(cudaGetLastError());
+    const std::vector<uint16_t> o = out.get();
+    const size_t used = static_cast<size_t>(m) * c.rows;
+    size_t bad = 0, guard_bad = 0;
+    for (size_t i = 0; i < used; ++i) bad += !skt::finite(o[i]);
+    for (size_t i = used; i < total; ++i) guard_bad += o[i] != 0xFFFF;
+    ASSERT_EQ(bad, 0u) << "NaN/Inf (unwritten?) in out";
+    ASSERT_EQ(guard_bad, 0u) << "written past m x rows";
+    const double err = skt::rel_l2(o, href, c.rows, 0, m);
+    EXPECT_LE(err, c.tol) << "relative L2 error";
+    for (int64_t r = 0; r < m; ++r) {
+      if (r % c.probe_every == 0) {  // exact: one weight column times a power of two
+        const size_t pi = static_cast<size_t>(r / c.probe_every);
+        int64_t mism = 0, first = -1;
+        for (int64_t n = 0; n < c.rows; ++n) {
+          const float wv = bf16_to_f32(hw[static_cast<size_t>(n * c.k + pr.col[pi])]);
+          const float ev = std::ldexp(wv * static_cast<float>(pr.sign[pi]), pr.e[pi]);
+          const uint16_t want = f32_to_bf16_rn(ev);
+          const uint16_t got = o[static_cast<size_t>(r * c.rows + n)];
+          const bool ok = got == want || (std::fabs(ev) < 1.1754944e-38f && (got & 0x7FFF) == 0);  // FTZ allowed
+          if (!ok && first < 0) first = n;
+          mism += !ok;
+        }
+        EXPECT_EQ(mism, 0) << "probe row " << r << " (column " << pr.col[pi] << ", 2^" << pr.e[pi]
+                           << "): first mismatch at output column " << first;
+      } else {
+        const double re = skt::rel_l2(o, href, c.rows, r, r + 1);
+        EXPECT_LE(re, 5 * c.tol) << "row " << r;
+      }
+    }
+    if (m == kMaxM) {
+      o64.assign(o.begin(), o.begin() + used);
+    } else {
+      EXPECT_TRUE(std::equal(o.begin(), o.begin() + used, o64.begin())) << "batch invariance: rows differ from m=64";
+    }
+  }
+  // Determinism and graph safety: one call captured, replayed 10 times, bitwise equal.
+  for (int m : {1, 8, 16, 32, 64}) {
+    SCOPED_TRACE("replays m=" + std::to_string(m) + " " + tag);
+    cudaGraph_t g;
+    cudaGraphExec_t ge;
+    SKT_CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
+    w.run(x.p, m, out.p, c.rows, st);
+    SKT_CK(cudaStreamEndCapture(st, &g));
+    SKT_CK(cudaGraphInstantiate(&ge, g, 0));
+    std::vector<uint16_t> first;
+    for (int rep = 0; rep < 10; ++rep) {
+      SKT_CK(cudaMemset(out.p, 0xFF, total * 2));
+      SKT_CK(cudaGraphLaunch(ge, st));
+      SKT_CK(cudaStreamSynchronize(st));
+      const std::vector<uint16_t> o = out.get(static_cast<size_t>(m) * c.rows);
+      if (rep == 0)
+        first = o;
+      else
+        ASSERT_EQ(o, first) << "replay " << rep << " differs";
+    }
+    cudaGraphExecDestroy(ge);
+    cudaGraphDestroy(g);
+  }
+  cudaStreamDestroy(st);
+}
+
+std::vector<int> all_m() {
+  std::vector<int> v;
+  for (int m = 1; m <= kMaxM; ++m) v.push_back(m);
+  return v;
+}
+
+struct Layer {
+  const char* name;
+  int64_t n, k, rows;
+};
+class SkinnyLayer : public ::testing::TestWithParam<Layer> {};
+
+TEST_P(SkinnyLayer, EveryMAgainstFp64) {
+  SOLGEMM_REQUIRE_GPU();
+  const Layer& l = GetParam();
+  const uint64_t seed = solgemm::testing::test_seed(0x51u + static_cast<uint64_t>(l.n * 7 + l.rows));
+  Dev<__nv_bfloat16> dw(static_cast<size_t>(l.n * l.k));
+  skt::gen_bf16<<<2048, 256>>>(dw.p, l.n * l.k, seed, 0.02f);
+  SKT_CK(cudaDeviceSynchronize());
+  std::vector<uint16_t> hw(static_cast<size_t>(l.n * l.k));
+  SKT_CK(cudaMemcpy(hw.data(), dw.p, hw.size() * 2, cudaMemcpyDeviceToHost));
+  Case c{l.n, l.k, l.rows, {}, "12-bit", all_m()};
+  check_case(dw.p, hw, c, seed);
+}
+
+INSTANTIATE_TEST_SUITE_P(Layers, SkinnyLayer,
+                         ::testing::Values(Layer{"qkv_gate", 2304, 8192, 2304}, Layer{"o", 8192, 1024, 8192},
+                                           Layer{"pooler", 4096, 8192, 4096}, Layer{"unpooler", 8192, 4096, 8192},
+                                           Layer{"unpooler_slice", 8192, 4096, 1024}),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// Zeros, subnormals, outliers sprinkled (a 12-bit matrix with exceptions) plus one dense run (300 zeros in a
+// row: > 32 entries for one warp, the slow path). Every row of x is a probe on an exception's column.
+TEST(Skinny, ExceptionsPatchedExactly) {
+  SOLGEMM_REQUIRE_GPU();
+  const uint64_t seed = solgemm::testing::test_seed(0xE5Cu);
+  const int64_t n = 512, k = 4096;
+  Dev<__nv_bfloat16> dw(static_cast<size_t>(n * k));
+  skt::gen_bf16<<<1024, 256>>>(dw.p, n * k, seed, 0.02f);
+  SKT_CK(cudaDeviceSynchronize());
+  std::vector<uint16_t> hw = Dev<uint16_t>::get_from(reinterpret_cast<uint16_t*>(dw.p), static_cast<size_t>(n * k));
+  std::vector<int64_t> cols;
+  const uint16_t specials[] = {0x0000, 0x8000, 0x0001, 0x8013, 0x0080, 0x4480, 0xC2F7, 0x3F80, 0x007F};
+  for (int i = 0; i < 1200; ++i) {
+    const uint64_t h = skt::mix(seed + 977 * static_cast<uint64_t>(i));
+    const int64_t at = static_cast<int64_t>(h % static_cast<uint64_t>(n * k));
+    hw[static_cast<size_t>(at)] = specials[i % 9];
+    if (cols.size() < 128) cols.push_back(at % k);
+  }
+  for (int64_t kk = 700; kk < 1000; ++kk) hw[static_cast<size_t>(37 * k + kk)] = 0;  // dense: row 37
+  cols[1] = 777;
+  SKT_CK(cudaMemcpy(dw.p, hw.data(), hw.size() * 2, cudaMemcpyHostToDevice));
+  Case c{n, k, n, {}, "12-bit", {1, 2, 7, 8, 9, 16, 17, 31, 33, 48, 64}, 1, &cols};
+  check_case(dw.p, hw, c, seed);
+  std::vector<int64_t> cols2(cols.begin() + 64, cols.end());
+  Case c2 = c;
+  c2.probe_cols = &cols2;
+  c2.ms = {5, 64};
+  check_case(dw.p, hw, c2, seed + 1);
+}
+
+// Exponents spread over the whole range: too many exceptions, the 16-bit fallback (same fragment order).
+TEST(Skinny, Fallback16Adversarial) {
+  SOLGEMM_REQUIRE_GPU();
+  const uint64_t seed = solgemm::testing::test_seed(0xADu);
+  const int64_t n = 1024, k = 2048;
+  std::vector<uint16_t> hw(static_cast<size_t>(n * k));
+  for (size_t i = 0; i < hw.size(); ++i) {
+    const uint64_t h = skt::mix(seed * 1315423911ull + i);
+    hw[i] = static_cast<uint16_t>((h & 0x807F) | ((70 + (h >> 20) % 111) << 7));
+  }
+  Dev<__nv_bfloat16> dw(hw.size());
+  SKT_CK(cudaMemcpy(dw.p, hw.data(), hw.size() * 2, cudaMemcpyHostToDevice));
+  Case c{n, k, n, {}, "16-bit", {1, 3, 8, 16, 24, 32, 40, 64}};
+  check_case(dw.p, hw, c, seed);
+}
+
+// compress = false: the 16-bit layout on a normal matrix (the o layer's shape).
+TEST(Skinny, Fallback16NoCompress) {
+  SOLGEMM_REQUIRE_GPU();
+  const uint64_t seed = solgemm::testing::test_seed(0x16u);
+  const int64_t n = 8192, k = 1024;
+  Dev<__nv_bfloat16> dw(static_cast<size_t>(n * k));
+  skt::gen_bf16<<<1024, 256>>>(dw.p, n * k, seed, 0.02f);
+  SKT_CK(cudaDeviceSynchronize());
+  std::vector<uint16_t> hw = Dev<uint16_t>::get_from(reinterpret_cast<uint16_t*>(dw.p), static_cast<size_t>(n * k));
+  solgemm::PrepareOptions opt;
+  opt.compress = false;
+  Case c{n, k, n, opt, "16-bit", {1, 8, 12, 16, 32, 50, 64}};
+  check_case(dw.p, hw, c, seed);
+}
+
+// Untuned shapes: N % 16 != 0, K % 64 != 0 (and K % 8 != 0: x rows not 16-byte aligned), rows < N.
+TEST(Skinny, OddShapes) {
+  SOLGEMM_REQUIRE_GPU();
+  const uint64_t seed = solgemm::testing::test_seed(0x0DDu);
+  struct S {
+    int64_t n, k, rows;
+  };
+  for (const S s : {S{1000, 1000, 1000}, S{37, 77, 37}, S{300, 4100, 129}, S{4100, 200, 4100}}) {
+    Dev<__nv_bfloat16> dw(static_cast<size_t>(s.n * s.k));
+    skt::gen_bf16<<<1024, 256>>>(dw.p, s.n * s.k, seed + static_cast<uint64_t>(s.k), 0.02f);
+    SKT_CK(cudaDeviceSynchronize());
+    std::vector<uint16_t> hw =
+        Dev<uint16_t>::get_from(reinterpret_cast<uint16_t*>(dw.p), static_cast<size_t>(s.n * s.k));
+    Case c{s.n, s.k, s.rows, {}, "-bit", {1, 5, 8, 13, 16, 33, 64}};  // small: either code may be chosen
+    check_case(dw.p, hw, c, seed);
+  }
+}
+
+}  // namespace

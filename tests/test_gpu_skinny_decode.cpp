@@ -1,0 +1,80 @@
+// CPU test of the skinny family's register decode (src/kernels/decode.hpp, PRMT emulated on the host):
+// reconstruct a packed 12-bit matrix the way a warp does (reg12 per lane / k step / register, exceptions
+// placed through exc_slot) and compare with the original bits.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "../src/kernels/decode.hpp"
+#include "solgemm/format.hpp"
+#include "testing.hpp"
+
+namespace {
+
+namespace fmt_ = solgemm::format;
+namespace dec = solgemm::kernels::decode;
+
+uint32_t le32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+TEST(SkinnyDecode, MatchesOriginalBits) {
+  const uint64_t seed = solgemm::testing::test_seed(0xDEC0DEu);
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> nd(0.f, 0.02f);
+  const int64_t n = 45, k = 700;  // partial row tile, partial group and block
+  std::vector<uint16_t> w(static_cast<size_t>(n * k));
+  for (auto& v : w) v = fmt_::f32_to_bf16_rn(nd(rng));
+  const uint16_t specials[] = {0x0000, 0x8000, 0x0001, 0x4480, 0xC2F7};
+  for (int i = 0; i < 25; ++i) w[rng() % w.size()] = specials[i % 5];
+  const fmt_::Packed p = fmt_::encode_bf16(w.data(), n, k);
+  ASSERT_EQ(p.code, fmt_::Code::bits12) << "seed " << seed;
+  ASSERT_GT(p.exceptions(), 0) << "seed " << seed;
+  const uint32_t add = dec::base_add(p.base);
+  int64_t bad = 0;
+  for (int64_t rt = 0; rt < p.row_tiles; ++rt)
+    for (int64_t kg = 0; kg < p.k_groups; ++kg) {
+      const uint8_t* g = p.data.data() + (rt * p.k_groups + kg) * fmt_::kBytes12;
+      uint32_t r[32][4][4];
+      for (int lane = 0; lane < 32; ++lane)
+        for (int s = 0; s < 4; ++s) {
+          const uint32_t lo0 = le32(g + (s >> 1) * 512 + lane * 16 + (s & 1) * 8);
+          const uint32_t lo1 = le32(g + (s >> 1) * 512 + lane * 16 + (s & 1) * 8 + 4);
+          const uint32_t hw = le32(g + 1024 + lane * 16 + s * 4);
+          r[lane][s][0] = dec::reg12<0>(lo0, lo1, hw, add);
+          r[lane][s][1] = dec::reg12<1>(lo0, lo1, hw, add);
+          r[lane][s][2] = dec::reg12<2>(lo0, lo1, hw, add);
+          r[lane][s][3] = dec::reg12<3>(lo0, lo1, hw, add);
+        }
+      const int64_t b = rt * p.k_blocks + kg / 4;
+      for (uint32_t q = p.exc_off[b]; q < p.exc_off[b + 1]; ++q) {
+        const dec::ExcSlot sl = dec::exc_slot(p.exc[q]);
+        if (sl.group_in_block != kg % 4) continue;
+        uint32_t& reg = r[sl.lane][sl.step][sl.reg];
+        reg = dec::patch_half(reg, sl.half, p.exc[q] & 0xFFFFu);
+      }
+      for (int lane = 0; lane < 32; ++lane)
+        for (int s = 0; s < 4; ++s)
+          for (int j = 0; j < 4; ++j)
+            for (int h = 0; h < 2; ++h) {
+              const fmt_::Pos pos = fmt_::frag_pos(lane, s, j, h);
+              const int64_t row = rt * 16 + pos.row, col = kg * 64 + pos.k;
+              if (row >= n || col >= k) continue;
+              const uint16_t got = static_cast<uint16_t>(r[lane][s][j] >> (16 * h));
+              bad += got != w[static_cast<size_t>(row * k + col)];
+            }
+    }
+  EXPECT_EQ(bad, 0) << "decoded weights differ from the original; seed " << seed;
+}
+
+TEST(SkinnyDecode, BytePermMatchesPtxSemantics) {
+  EXPECT_EQ(dec::byte_perm(0x33221100u, 0x77665544u, 0x7150u), 0x77115500u);
+  EXPECT_EQ(dec::byte_perm(0x33221100u, 0x77665544u, 0x7352u), 0x77335522u);
+  EXPECT_EQ(dec::byte_perm(0x33221100u, 0x77665544u, 0x3210u), 0x33221100u);
+}
+
+}  // namespace
