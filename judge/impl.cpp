@@ -25,7 +25,7 @@ class SolgemmImpl final : public Implementation {
     const Layer& l = layers().at(static_cast<size_t>(layer));
     PrepareOptions opt;
     opt.max_m = static_cast<int>(std::max<int64_t>(max_m_, opt.max_m));
-    opt.force_reference = force_reference_;
+    if (force_reference_) opt.kernel = "reference";
     w_.at(static_cast<size_t>(layer)).emplace(
         Weights::prepare(d_W, l.fp32 ? DType::f32 : DType::bf16, l.n, l.k, stream, opt));
   }

@@ -3,6 +3,7 @@
 #include <cuda_bf16.h>
 #include <fmt/format.h>
 
+#include <optional>
 #include <vector>
 
 #include "kernels/kernels.hpp"
@@ -48,6 +49,7 @@ struct Weights::Impl {
   format::Packed meta;                   // host copy of the packing metadata (data cleared after upload)
   double bits = 16;
   std::string desc;
+  std::optional<Kernel> forced;          // PrepareOptions::kernel
   cublasHandle_t blas = nullptr;         // vendor family (BF16, m > 64), with its own workspace
   DevBuf blas_ws;
 
@@ -103,6 +105,7 @@ Weights Weights::prepare(const void* d_W, DType wt, int64_t n, int64_t k, cudaSt
   impl->n = n;
   impl->k = k;
   impl->opt = opt;
+  if (!opt.kernel.empty()) impl->forced = kernel_from_string(opt.kernel);
   const size_t esz = wt == DType::bf16 ? 2 : 4;
   const size_t bytes = static_cast<size_t>(n) * static_cast<size_t>(k) * esz;
   check_cuda(cudaMalloc(&impl->raw.p, bytes), "prepare: allocating the weight copy");
@@ -155,7 +158,8 @@ Weights Weights::prepare(const void* d_W, DType wt, int64_t n, int64_t k, cudaSt
 }
 
 std::string Weights::plan_for(int64_t m, int64_t rows) const {
-  return select_plan({rows, impl_->k, impl_->storage}, m).str();
+  const Shape shape{rows, impl_->k, impl_->storage};
+  return (impl_->forced ? select_plan(shape, m, *impl_->forced) : select_plan(shape, m)).str();
 }
 
 void Weights::run(const void* d_x, int64_t m, void* d_out, int64_t rows, cudaStream_t stream) const {
@@ -169,7 +173,8 @@ void Weights::run(const void* d_x, int64_t m, void* d_out, int64_t rows, cudaStr
   if (d_x == nullptr || d_out == nullptr)
     throw Error("solgemm::Weights::run: x or out is a null pointer; expected device pointers");
   const auto* x = static_cast<const __nv_bfloat16*>(d_x);
-  const Plan plan = w.opt.force_reference ? Plan{} : select_plan({rows, w.k, w.storage}, m);
+  const Shape shape{rows, w.k, w.storage};
+  const Plan plan = w.forced ? select_plan(shape, m, *w.forced) : select_plan(shape, m);
   switch (plan.kernel) {
     case Kernel::reference:
       kernels::launch_reference(w.dtype, w.raw.p, x, m, d_out, rows, w.k, stream);

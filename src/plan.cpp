@@ -1,6 +1,8 @@
 // The plan table (see plan.hpp and docs/kernels.md). Each branch names its kernel family and why.
 #include "solgemm/plan.hpp"
 
+#include "solgemm/solgemm.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -97,12 +99,14 @@ struct Tuned {
   Layout layout;
   const char* why;
 };
+// Measured on the H200 with bench/skinny_bench (docs/perf-notes.md, step 2): the best layout at m <= 32 among
+// those whose x range (k_cta) still fits shared memory at m = 64 (the layout must not depend on m).
 constexpr Tuned kTunedPacked[] = {
-    {2304, 8192, {8, 9, 1, 16}, "qkv_gate: 144 row tiles = 16 x 9, K / 8 per cluster rank: 128 CTAs"},
+    {2304, 8192, {8, 8, 2, 8}, "qkv_gate: 8 row tiles x 2 k warps per CTA, K / 8 per cluster rank: 144 CTAs"},
     {8192, 1024, {1, 4, 4, 4}, "o: 4 row tiles x 4 k warps per CTA, no cluster: 128 CTAs"},
-    {4096, 8192, {8, 16, 1, 16}, "pooler: 16 row tiles per CTA, K / 8 per cluster rank: 128 CTAs"},
-    {8192, 4096, {4, 16, 1, 16}, "unpooler: 16 row tiles per CTA, K / 4 per cluster rank: 128 CTAs"},
-    {1024, 4096, {8, 4, 4, 2}, "unpooler slice: 4 row tiles x 4 k warps, K / 8 per cluster rank: 128 CTAs"},
+    {4096, 8192, {8, 8, 1, 16}, "pooler: 8 row tiles per CTA (2 CTAs/SM), K / 8 per cluster rank: 256 CTAs"},
+    {8192, 4096, {4, 8, 1, 16}, "unpooler: 8 row tiles per CTA (2 CTAs/SM), K / 4 per cluster rank: 256 CTAs"},
+    {1024, 4096, {8, 4, 2, 4}, "unpooler slice: 4 row tiles x 2 k warps, K / 8 per cluster rank: 128 CTAs"},
 };
 constexpr Tuned kTunedHiLo[] = {
     {256, 8192, {8, 1, 16, 1}, "router: 1 row tile x 16 k warps per CTA, K / 8 per cluster rank: 128 CTAs"},
@@ -171,17 +175,51 @@ Plan plan_hilo(const Shape& s, int64_t m) {
 
 }  // namespace
 
+Plan select_plan(const Shape& s, int64_t m, Kernel family) {
+  const bool packed = s.storage == Storage::packed12 || s.storage == Storage::packed16;
+  Plan p;
+  switch (family) {
+    case Kernel::reference: return reference_plan("forced: reference");
+    case Kernel::skinny:
+      if (packed && m <= 64) p = plan_packed(s, m);
+      break;
+    case Kernel::wide:
+      if (packed) p = plan_wide(s, m);
+      break;
+    case Kernel::vendor:
+      if (packed) {
+        p.kernel = Kernel::vendor;
+        p.why = "cuBLAS";
+      }
+      break;
+    case Kernel::router:
+      if (s.storage == Storage::hilo) p = plan_hilo(s, m);
+      break;
+  }
+  if (p.kernel != family)
+    throw Error(fmt::format("solgemm: kernel family '{}' cannot serve {} weights at m = {}", to_string(family),
+                            to_string(s.storage), m));
+  p.why = "forced: " + p.why;
+  return p;
+}
+
+Kernel kernel_from_string(const std::string& name) {
+  for (Kernel k : {Kernel::reference, Kernel::skinny, Kernel::wide, Kernel::vendor, Kernel::router})
+    if (name == to_string(k)) return k;
+  throw Error(fmt::format("solgemm: unknown kernel family '{}'; expected one of: reference, skinny, wide, vendor, router",
+                          name));
+}
+
 Plan select_plan(const Shape& s, int64_t m) {
   switch (s.storage) {
     case Storage::packed12:
     case Storage::packed16:
-      if (m > 256) {
+      if (m > 64) {  // the wide family is correct but measured 2x slower than cuBLAS here (docs/perf-notes.md)
         Plan p;
         p.kernel = Kernel::vendor;
-        p.why = "m > 256 BF16: math-bound; cuBLAS on the raw weights until a family of ours beats it there";
+        p.why = "m > 64 BF16: cuBLAS on the raw weights until the wide family beats it (perf-notes: wide step 3)";
         return p;
       }
-      if (m > 64) return plan_wide(s, m);
       return plan_packed(s, m);
     case Storage::hilo: return plan_hilo(s, m);
     case Storage::raw_bf16:

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "solgemm/plan.hpp"
+#include "solgemm/solgemm.hpp"
 
 namespace {
 
@@ -43,6 +44,25 @@ TEST(Plan, CoversEveryLayerAtEveryM) {
           break;
       }
     }
+  }
+}
+
+}  // namespace
+
+namespace {
+
+TEST(Plan, ForcedFamilies) {
+  const solgemm::Shape packed{4096, 8192, solgemm::Storage::packed12};
+  EXPECT_EQ(solgemm::select_plan(packed, 128, solgemm::Kernel::wide).kernel, solgemm::Kernel::wide);
+  EXPECT_EQ(solgemm::select_plan(packed, 3, solgemm::Kernel::reference).kernel, solgemm::Kernel::reference);
+  EXPECT_THROW(solgemm::select_plan(packed, 65, solgemm::Kernel::skinny), solgemm::Error);
+  EXPECT_THROW(solgemm::select_plan(packed, 1, solgemm::Kernel::router), solgemm::Error);
+  EXPECT_EQ(solgemm::kernel_from_string("wide"), solgemm::Kernel::wide);
+  try {
+    solgemm::kernel_from_string("fast");
+    FAIL() << "no error for an unknown family";
+  } catch (const solgemm::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("expected one of"), std::string::npos) << e.what();
   }
 }
 

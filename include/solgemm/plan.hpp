@@ -55,5 +55,10 @@ struct Shape {
 };
 
 Plan select_plan(const Shape& s, int64_t m);
+// The plan of one given family for this call (its configuration from the same table), or an Error if the family
+// cannot serve it (e.g. skinny past m = 64, router on BF16 storage).
+Plan select_plan(const Shape& s, int64_t m, Kernel family);
+// "reference" -> Kernel::reference, ...; an Error naming the choices for an unknown name.
+Kernel kernel_from_string(const std::string& name);
 
 }  // namespace solgemm

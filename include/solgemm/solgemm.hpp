@@ -36,7 +36,9 @@ struct PrepareOptions {
   bool compress = true;                     // allow the lossless 12-bit code for BF16 weights
   RouterMode router_mode = RouterMode::hi_lo;
   int max_m = 4096;                         // largest m run() will be called with (sizes any workspace)
-  bool force_reference = false;             // run() bypasses the plan table: reference kernel only
+  // "" = the plan table chooses the kernel family per call; a family's name ("reference", "skinny", "wide",
+  // "vendor", "router") forces it for every call it can serve (tests, experiments, the judge's reference run).
+  std::string kernel;
 };
 
 // Which kernel family ran a call, and with what configuration (see plan.hpp / docs/kernels.md).

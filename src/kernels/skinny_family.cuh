@@ -4,7 +4,8 @@
 // groups; it streams its groups with 16-byte coalesced loads (P groups in flight per lane), turns each group
 // into four mma.m16n8k16 A fragments in registers (weight-source policy: Dec12 = 12-bit decode + exception
 // patch, Raw16 = raw BF16, HiLo = two or three BF16 terms for the FP32 router) and multiplies it by the
-// tokens (B side, n8 tiles, read from shared memory where the CTA staged its k range of x in fragment order).
+// tokens (B side, n8 tiles: the CTA stages its k range of x in shared memory with cp.async before the weight
+// loads are issued, and reads the B fragments with ldmatrix.x4).
 // Work split: CTA = rt_cta row tiles x wk warps along K; a thread-block cluster of `cs` CTAs splits K
 // further. Partials are reduced through distributed shared memory in a fixed order (k ascending), so the
 // result is bitwise deterministic, needs no workspace or counters, and does not depend on m (the layout is
@@ -12,7 +13,8 @@
 //
 // Roofline: at m <= 64 the work is ~2 m FLOP per weight byte-and-a-half: memory-bound by far. Time floor =
 // packed bytes / ~4.6 TB/s + ~1.3 us ramp (../shared/anchors). What bounds us: bytes in flight per SM
-// (warps x P x group bytes), the ramp of one short wave, and the cluster reduction at the end.
+// (warps x P x group bytes), the ramp of one short wave, the cluster reduction at the end, and (measured,
+// docs/perf-notes.md) cluster scheduling: clusters of 4-8 CTAs of 1 CTA/SM run ~1.5x slower than clusters of 2.
 #pragma once
 
 #include <cuda_bf16.h>
