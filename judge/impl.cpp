@@ -35,7 +35,6 @@ class SolgemmImpl final : public Implementation {
   }
 
   std::string plan(int layer, int64_t m, int64_t rows) const override {
-    if (force_reference_) return "reference kernel (forced: PrepareOptions::force_reference)";
     return weights(layer).plan_for(m, rows);
   }
   std::string description(int layer) const override {

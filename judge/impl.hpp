@@ -1,5 +1,5 @@
 // The two sides the judge compares, behind one interface: "solgemm" (the library, through its plan table),
-// "reference" (the library with PrepareOptions::force_reference: its simple reference kernel on raw weights),
+// "reference" (the library with PrepareOptions::kernel = "reference": its simple kernel on raw weights),
 // and "cublas" (the baseline, called the way torch.nn.functional.linear calls it: baseline.cpp).
 // prepare() is untimed; run() is what gets captured into a CUDA graph and timed.
 #pragma once

@@ -45,7 +45,8 @@ struct Weights::Impl {
   Storage storage = Storage::raw_bf16;   // what the fast kernels read (raw when none applies)
   DevBuf raw;                            // the original weights, for the reference kernel
   DevBuf packed, exc_off, exc;           // packed12 / packed16
-  DevBuf hi, lo, lo2;                    // router hi + lo (+ lo2 in exact mode)
+  DevBuf hi, lo, lo2;                    // router hi + lo (+ lo2 in exact mode), fragment order
+  DevBuf hi_rm, lo_rm, lo2_rm;           // the same terms row-major (vendor family)
   format::Packed meta;                   // host copy of the packing metadata (data cleared after upload)
   double bits = 16;
   std::string desc;
@@ -133,13 +134,6 @@ Weights Weights::prepare(const void* d_W, DType wt, int64_t n, int64_t k, cudaSt
     pk.data.clear();
     pk.data.shrink_to_fit();
     impl->meta = std::move(pk);
-    // cuBLAS for the math-bound range: a handle with a fixed workspace, so run() is graph-capturable.
-    constexpr size_t kBlasWorkspace = size_t{32} << 20;
-    if (cublasCreate(&impl->blas) != CUBLAS_STATUS_SUCCESS) throw Error("solgemm: prepare: cublasCreate failed");
-    check_cuda(cudaMalloc(&impl->blas_ws.p, kBlasWorkspace), "prepare: allocating the cuBLAS workspace");
-    impl->blas_ws.bytes = kBlasWorkspace;
-    if (cublasSetWorkspace(impl->blas, impl->blas_ws.p, kBlasWorkspace) != CUBLAS_STATUS_SUCCESS)
-      throw Error("solgemm: prepare: cublasSetWorkspace failed");
   } else {
     format::PackedHiLo hl = format::encode_hilo(reinterpret_cast<const float*>(host.data()), n, k,
                                                 opt.router_mode == RouterMode::exact);
@@ -150,10 +144,27 @@ Weights Weights::prepare(const void* d_W, DType wt, int64_t n, int64_t k, cudaSt
     impl->bits = hl.bits_per_weight();
     impl->desc = fmt::format("f32 {}x{} as BF16 {} ({} bits/weight)", n, k, hl.exact ? "hi+lo+lo2 (exact)" : "hi+lo",
                              impl->bits);
+    {  // the same terms row-major, for the vendor family's GEMMs
+      const size_t count = static_cast<size_t>(n) * static_cast<size_t>(k);
+      std::vector<uint16_t> rh(count), rl(count), rl2(hl.exact ? count : 0);
+      format::split_rowmajor(reinterpret_cast<const float*>(host.data()), static_cast<int64_t>(count), hl.exact,
+                             rh.data(), rl.data(), hl.exact ? rl2.data() : nullptr);
+      impl->hi_rm.upload(rh.data(), count * 2, stream, "prepare: uploading hi");
+      impl->lo_rm.upload(rl.data(), count * 2, stream, "prepare: uploading lo");
+      if (hl.exact) impl->lo2_rm.upload(rl2.data(), count * 2, stream, "prepare: uploading lo2");
+      check_cuda(cudaStreamSynchronize(stream), "prepare: synchronising");
+    }
     impl->meta.row_tiles = hl.row_tiles;
     impl->meta.k_groups = hl.k_groups;
     check_cuda(cudaStreamSynchronize(stream), "prepare: synchronising");
   }
+  // cuBLAS for the vendor family: a handle with a fixed workspace, so run() is graph-capturable.
+  constexpr size_t kBlasWorkspace = size_t{32} << 20;
+  if (cublasCreate(&impl->blas) != CUBLAS_STATUS_SUCCESS) throw Error("solgemm: prepare: cublasCreate failed");
+  check_cuda(cudaMalloc(&impl->blas_ws.p, kBlasWorkspace), "prepare: allocating the cuBLAS workspace");
+  impl->blas_ws.bytes = kBlasWorkspace;
+  if (cublasSetWorkspace(impl->blas, impl->blas_ws.p, kBlasWorkspace) != CUBLAS_STATUS_SUCCESS)
+    throw Error("solgemm: prepare: cublasSetWorkspace failed");
   return Weights(std::move(impl));
 }
 
@@ -186,7 +197,11 @@ void Weights::run(const void* d_x, int64_t m, void* d_out, int64_t rows, cudaStr
       kernels::launch_wide(plan.cfg, w.packed_view(), x, m, static_cast<__nv_bfloat16*>(d_out), rows, stream);
       break;
     case Kernel::vendor:
-      kernels::launch_vendor(w.blas, w.raw.p, x, m, static_cast<__nv_bfloat16*>(d_out), rows, w.k, stream);
+      if (w.storage == Storage::hilo)
+        kernels::launch_vendor_hilo(w.blas, w.hi_rm.p, w.lo_rm.p, w.lo2_rm.p, x, m, static_cast<float*>(d_out), rows,
+                                    w.k, stream);
+      else
+        kernels::launch_vendor(w.blas, w.raw.p, x, m, static_cast<__nv_bfloat16*>(d_out), rows, w.k, stream);
       break;
     case Kernel::router: {
       kernels::HiLoView v;

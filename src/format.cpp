@@ -382,6 +382,15 @@ HiLo split_hilo(float w) {
   return {s.hi, s.lo};
 }
 
+void split_rowmajor(const float* w, int64_t count, bool exact, uint16_t* hi, uint16_t* lo, uint16_t* lo2) {
+  for (int64_t i = 0; i < count; ++i) {
+    const Split3 s = split3(w[i]);
+    hi[i] = s.hi;
+    lo[i] = s.lo;
+    if (exact) lo2[i] = s.lo2;
+  }
+}
+
 float join_hilo(HiLo h) { return bf16_to_f32(h.hi) + bf16_to_f32(h.lo) * (1.0f / 256.0f); }
 
 PackedHiLo encode_hilo(const float* w, int64_t n, int64_t k, bool exact) {

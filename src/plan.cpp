@@ -187,7 +187,7 @@ Plan select_plan(const Shape& s, int64_t m, Kernel family) {
       if (packed) p = plan_wide(s, m);
       break;
     case Kernel::vendor:
-      if (packed) {
+      if (packed || s.storage == Storage::hilo) {
         p.kernel = Kernel::vendor;
         p.why = "cuBLAS";
       }
@@ -210,18 +210,31 @@ Kernel kernel_from_string(const std::string& name) {
                           name));
 }
 
+// The router family wins up to this many tokens (6-13 us against cuBLAS SGEMM's 10-26 at m <= 32); past it
+// the two BF16 tensor-core GEMMs of the vendor family (hi, lo) are cheaper than re-streaming per token chunk.
+constexpr int64_t kRouterFamilyMaxM = 32;
+
 Plan select_plan(const Shape& s, int64_t m) {
   switch (s.storage) {
     case Storage::packed12:
-    case Storage::packed16:
-      if (m > 64) {  // the wide family is correct but measured 2x slower than cuBLAS here (docs/perf-notes.md)
+    case Storage::packed16: {
+      // Measured on the H200 (docs/perf-notes.md): the skinny family (m <= 64) and the wide family (m > 64) are
+      // correct but still slower than cuBLAS on every judge shape, so BF16 goes to cuBLAS until they win.
+      // Force them with PrepareOptions::kernel ("skinny", "wide") to measure them.
+      Plan p;
+      p.kernel = Kernel::vendor;
+      p.why = m <= 64 ? "BF16 m <= 64: cuBLAS until the skinny family beats it (perf-notes: skinny step 3)"
+                      : "BF16 m > 64: cuBLAS until the wide family beats it (perf-notes: wide step 3)";
+      return p;
+    }
+    case Storage::hilo:
+      if (m > kRouterFamilyMaxM) {
         Plan p;
         p.kernel = Kernel::vendor;
-        p.why = "m > 64 BF16: cuBLAS on the raw weights until the wide family beats it (perf-notes: wide step 3)";
+        p.why = "router m > 32: hi and lo as two BF16 tensor-core GEMMs into the FP32 output (cuBLAS)";
         return p;
       }
-      return plan_packed(s, m);
-    case Storage::hilo: return plan_hilo(s, m);
+      return plan_hilo(s, m);
     case Storage::raw_bf16:
     case Storage::raw_f32: break;
   }

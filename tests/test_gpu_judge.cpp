@@ -51,8 +51,9 @@ TEST(GpuJudge, DeviceDataMatchesHostData) {
     if (static_cast<int64_t>(i) / k % 8 == 0) {
       ASSERT_EQ(dx[i], hx[i]) << "probe rows must match exactly; seed " << seed;
     }
-    // CUDA and libm may differ in the last bit of a float, which rarely changes the BF16 rounding.
-    differ += dx[i] != hx[i] && std::fabs(gen::bf16_f32(dx[i]) - gen::bf16_f32(hx[i])) > 0.01f * std::fabs(gen::bf16_f32(hx[i]));
+    // CUDA's and libm's logf / cos may differ in the last bits, which rarely changes the BF16 rounding by an ulp.
+    const float d = gen::bf16_f32(dx[i]), h = gen::bf16_f32(hx[i]);
+    differ += std::fabs(d - h) > 1e-3f + 0.01f * std::fabs(h);
   }
   EXPECT_EQ(differ, 0u) << "seed " << seed;
   // Same seed on the device twice: identical bits.

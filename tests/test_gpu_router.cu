@@ -23,8 +23,9 @@ struct Case {
   double tol;
 };
 
-void check_router(const Case& c, uint64_t seed) {
-  const std::string tag = "n=" + std::to_string(c.n) + " k=" + std::to_string(c.k) + " rows=" +
+// family: "router" forces the router family at every m; "" lets the plan choose (router, then cuBLAS hi + lo).
+void check_router(const Case& c, uint64_t seed, const std::string& family) {
+  const std::string tag = "family=" + (family.empty() ? std::string("plan") : family) + " n=" + std::to_string(c.n) + " k=" + std::to_string(c.k) + " rows=" +
                           std::to_string(c.rows) + (c.exact ? " exact " : " hi+lo ") + skt::seed_msg(seed);
   cudaStream_t st;
   SKT_CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
@@ -33,10 +34,12 @@ void check_router(const Case& c, uint64_t seed) {
   SKT_CK(cudaDeviceSynchronize());
   solgemm::PrepareOptions opt;
   opt.router_mode = c.exact ? solgemm::RouterMode::exact : solgemm::RouterMode::hi_lo;
+  opt.kernel = family;
   auto w = solgemm::Weights::prepare(dw.p, solgemm::DType::f32, c.n, c.k, st, opt);
   for (int m : {1, 64, 256}) {
     const std::string plan = w.plan_for(m, c.rows);
-    ASSERT_NE(plan.find("router"), std::string::npos) << plan << " " << tag;
+    const bool want_router = !family.empty() || m <= 32;
+    ASSERT_NE(plan.find(want_router ? "router" : "vendor"), std::string::npos) << plan << " " << tag;
   }
   const int64_t mmax = *std::max_element(c.ms.begin(), c.ms.end());
   ASSERT_EQ(mmax, c.ms.front());
@@ -118,18 +121,18 @@ std::vector<int> router_ms() {
 
 TEST(Router, HiLoEveryM) {
   SOLGEMM_REQUIRE_GPU();
-  check_router({256, 8192, 256, false, router_ms(), 2e-5}, solgemm::testing::test_seed(0x7007u));
+  for (const char* f : {"router", ""}) check_router({256, 8192, 256, false, router_ms(), 2e-5}, solgemm::testing::test_seed(0x7007u), f);
 }
 
 TEST(Router, ExactMode) {
   SOLGEMM_REQUIRE_GPU();
-  check_router({256, 8192, 256, true, {130, 64, 33, 16, 8, 1}, 1e-6}, solgemm::testing::test_seed(0x7008u));
+  for (const char* f : {"router", ""}) check_router({256, 8192, 256, true, {130, 64, 33, 16, 8, 1}, 1e-6}, solgemm::testing::test_seed(0x7008u), f);
 }
 
 TEST(Router, RowSliceAndOddShape) {
   SOLGEMM_REQUIRE_GPU();
-  check_router({256, 8192, 100, false, {70, 64, 9, 1}, 2e-5}, solgemm::testing::test_seed(0x7009u));
-  check_router({40, 1000, 40, false, {200, 64, 17, 3}, 2e-5}, solgemm::testing::test_seed(0x700Au));
+  for (const char* f : {"router", ""}) check_router({256, 8192, 100, false, {70, 64, 9, 1}, 2e-5}, solgemm::testing::test_seed(0x7009u), f);
+  for (const char* f : {"router", ""}) check_router({40, 1000, 40, false, {200, 64, 17, 3}, 2e-5}, solgemm::testing::test_seed(0x700Au), f);
 }
 
 }  // namespace

@@ -40,7 +40,8 @@ TEST(Plan, CoversEveryLayerAtEveryM) {
           EXPECT_LE(p.cfg.split_k, 8);
           break;
         case solgemm::Kernel::vendor:
-          EXPECT_TRUE(l.storage == solgemm::Storage::packed12 || l.storage == solgemm::Storage::packed16);
+          EXPECT_TRUE(l.storage == solgemm::Storage::packed12 || l.storage == solgemm::Storage::packed16 ||
+                      l.storage == solgemm::Storage::hilo);
           break;
       }
     }

@@ -113,6 +113,9 @@ struct PackedHiLo {
   double bits_per_weight() const;
 };
 PackedHiLo encode_hilo(const float* w, int64_t n, int64_t k, bool exact);
+// The same terms as plain row-major BF16 matrices (for library GEMMs): hi[i], lo[i], and lo2[i] when exact
+// (lo2 may be nullptr otherwise), for i < count.
+void split_rowmajor(const float* w, int64_t count, bool exact, uint16_t* hi, uint16_t* lo, uint16_t* lo2);
 // w reconstructed from the stored terms (FP32 when hi_lo, which is what the bound in docs/format.md is about).
 std::vector<float> decode_hilo(const PackedHiLo& p);
 

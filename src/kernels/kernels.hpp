@@ -20,6 +20,11 @@ void launch_reference(DType wt, const void* W, const __nv_bfloat16* x, int64_t m
 void launch_vendor(void* handle, const void* W, const __nv_bfloat16* x, int64_t m, __nv_bfloat16* out,
                    int64_t rows, int64_t k, cudaStream_t stream);
 
+// vendor.cu, FP32 weights stored as row-major BF16 hi, lo (and lo2 when exact, else nullptr): cuBLAS GEMMs
+// with FP32 output, out = x hi^T + 2^-8 x lo^T (+ 2^-16 x lo2^T), accumulated in out (beta = 1).
+void launch_vendor_hilo(void* handle, const void* hi, const void* lo, const void* lo2, const __nv_bfloat16* x,
+                        int64_t m, float* out, int64_t rows, int64_t k, cudaStream_t stream);
+
 // Device view of a packed matrix (format.hpp).
 struct PackedView {
   const uint8_t* data = nullptr;     // groups
