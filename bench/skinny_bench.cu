@@ -5,7 +5,10 @@
 // timed the same way (../shared/anchors/read_ceiling.cu is the model). Beside each shape: the practical read
 // ceiling for the same bytes (a plain 16-byte streaming read, best of a few grids, timed the same way).
 // Each layout's output is compared with the first layout's (relative L2): a wrong layout shows up.
+// v2: layouts split K across CTAs through a global workspace (no clusters); "cublas" = the vendor family
+// (cublasGemmEx on the raw BF16 weights, same handle setup as src/api.cu), timed the same way.
 // Usage: skinny_bench [reps=100]
+#include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <fmt/format.h>
 
@@ -199,17 +202,47 @@ int main(int argc, char** argv) {
   uint4* rbuf;
   CK(cudaMalloc(&rbuf, 64ull << 20));
   CK(cudaMemset(rbuf, 3, 64ull << 20));
+  if (argc > 2 && std::string(argv[2]) == "diag") {
+    // Fixed-cost diagnostics: does a kernel that reserves dynamic shared memory (carveout change after the
+    // flush kernel, which uses none) pay a fixed cost? Empty kernel and a 50.4 MB streaming read, each with
+    // 0 / 16 / 128 / 200 KB of (unused) dynamic shared memory, timed like everything else.
+    CK(cudaFuncSetAttribute(nop, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024));
+    CK(cudaFuncSetAttribute(read_stream, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024));
+    const size_t bytes = 50397184 / 16 * 16;
+    for (int kb : {0, 16, 128, 200}) {
+      const size_t sm = static_cast<size_t>(kb) << 10;
+      const float tn = tm.time([&] { nop<<<tm.sms, 32, sm, tm.s>>>(); }) - fixed;
+      const float t1 = tm.time([&] { read_stream<<<tm.sms, 1024, sm, tm.s>>>(rbuf, bytes / 16, tm.sink); }) - fixed;
+      const float t2 =
+          tm.time([&] { read_stream<<<tm.sms * 2, 512, sm, tm.s>>>(rbuf, bytes / 16, tm.sink); }) - fixed;
+      std::printf("diag smem %3d KB: empty kernel (132 CTAs) %6.2f us; read 50.4 MB 132x1024 %6.2f us, 264x512 %6.2f us\n",
+                  kb, tn, t1, t2);
+    }
+    std::fflush(stdout);
+  }
 
   // First layout of each list = the plan's; "noexc" = the plan's layout with the exception tables emptied
   // (wrong results where exceptions are; measures what the exception path costs).
   const std::vector<Shape> shapes = {
-      {"qkv_gate", 2304, 8192, 2304, {{8, 8, 2, 8}, {8, 9, 1, 16}, {4, 4, 4, 8}}},
-      {"o", 8192, 1024, 8192, {{1, 4, 4, 4}, {1, 2, 4, 4}, {1, 4, 2, 8}}},
-      {"pooler", 4096, 8192, 4096, {{8, 8, 1, 16}, {8, 16, 1, 16}, {4, 8, 2, 16}}},
-      {"unpooler", 8192, 4096, 8192, {{4, 8, 1, 16}, {4, 16, 1, 16}, {2, 8, 2, 16}}},
-      {"unpool_1024", 8192, 4096, 1024, {{8, 4, 2, 4}, {8, 4, 1, 8}, {4, 4, 4, 4}}},
+      {"qkv_gate", 2304, 8192, 2304, {{8, 9, 1, 16}, {8, 8, 2, 8}, {16, 9, 1, 8}, {8, 3, 2, 8}}},
+      {"o", 8192, 1024, 8192, {{1, 4, 2, 8}, {1, 4, 4, 4}, {1, 2, 4, 4}, {1, 2, 2, 8}}},
+      {"pooler", 4096, 8192, 4096, {{8, 16, 1, 16}, {8, 8, 1, 16}, {4, 8, 2, 16}, {8, 8, 2, 8}}},
+      {"unpooler", 8192, 4096, 8192, {{4, 16, 1, 16}, {4, 8, 1, 16}, {2, 8, 2, 16}, {4, 8, 2, 8}}},
+      {"unpool_1024", 8192, 4096, 1024, {{4, 2, 8, 2}, {8, 4, 4, 2}, {8, 4, 2, 4}, {4, 4, 4, 4}}},
   };
-  const int ms[] = {1, 8, 16, 32, 64};
+  const int ms[] = {1, 8, 16, 32, 33, 64};
+  // Split-K workspace (generous: every candidate fits) and zeroed counters, as src/api.cu allocates them.
+  solgemm::kernels::SplitWs split;
+  split.ws_floats = size_t{16} << 20;
+  split.counters = size_t{1} << 16;
+  CK(cudaMalloc(&split.ws, split.ws_floats * 4));
+  CK(cudaMalloc(&split.cnt, split.counters * 4));
+  CK(cudaMemset(split.cnt, 0, split.counters * 4));
+  cublasHandle_t blas;
+  if (cublasCreate(&blas) != CUBLAS_STATUS_SUCCESS) return 1;
+  void* blas_ws;
+  CK(cudaMalloc(&blas_ws, size_t{32} << 20));
+  cublasSetWorkspace(blas, blas_ws, size_t{32} << 20);
   __nv_bfloat16* x;
   CK(cudaMalloc(&x, 256ull * 8192 * 2));
   gen_bf16<<<1024, 256>>>(x, 256ll * 8192, 12345, 1.0f);
@@ -246,13 +279,16 @@ int main(int argc, char** argv) {
     v.row_tiles = pk.row_tiles;
     v.k_groups = pk.k_groups;
     v.k_blocks = pk.k_blocks;
+    v.split = split;
     // Bytes the call reads for its rows: groups of the computed row tiles + exception tables (approx.).
     const double frac = static_cast<double>((sh.rows + 15) / 16) / static_cast<double>(pk.row_tiles);
     const size_t bytes = static_cast<size_t>(
         (static_cast<double>(pk.data.size()) + 4.0 * (pk.exc_off.size() + pk.exc.size())) * frac);
     const float ceil_us = ceiling(tm, rbuf, bytes / 16 * 16) - fixed;
     std::printf("# %s: %s, %.1f MB read, plan layout: %s\n", sh.name, pk.describe().c_str(), bytes / 1e6,
-                solgemm::select_plan({sh.rows, sh.k, solgemm::Storage::packed12}, 1).str().c_str());
+                solgemm::select_plan({sh.rows, sh.k, solgemm::Storage::packed12}, 1, solgemm::Kernel::skinny)
+                    .str()
+                    .c_str());
     for (int m : ms) {
       const int nt = m <= 8 ? 1 : m <= 16 ? 2 : m <= 32 ? 4 : 8;
       std::vector<uint16_t> first;
@@ -287,6 +323,18 @@ int main(int argc, char** argv) {
         std::printf("%-12s %4d %-18s %9.2f %9.2f %8.3f %8.0f %10s\n", sh.name, m,
                     (lstr(sh.cands[0]) + "-noexc").c_str(), us, ceil_us, us / ceil_us, bytes / (us * 1e3), "-");
       }
+      {  // cuBLAS (vendor family) on the raw BF16 weights
+        solgemm::kernels::launch_vendor({blas, blas_ws, size_t{32} << 20}, dw, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, sh.k, tm.s);
+        CK(cudaStreamSynchronize(tm.s));
+        std::vector<uint16_t> o(static_cast<size_t>(m) * sh.rows);
+        CK(cudaMemcpy(o.data(), out, o.size() * 2, cudaMemcpyDeviceToHost));
+        const double rd = first.empty() ? 0.0 : rel_diff(o, first);
+        const float us = tm.time([&] {
+          solgemm::kernels::launch_vendor({blas, blas_ws, size_t{32} << 20}, dw, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, sh.k, tm.s);
+        }) - fixed;
+        std::printf("%-12s %4d %-18s %9.2f %9.2f %8.3f %8.0f %10.2e\n", sh.name, m, "cublas", us, ceil_us,
+                    us / ceil_us, bytes / (us * 1e3), rd);
+      }
     }
     std::fflush(stdout);
     CK(cudaFree(d_data));
@@ -317,12 +365,13 @@ int main(int argc, char** argv) {
     v.k = k;
     v.row_tiles = hl.row_tiles;
     v.k_groups = hl.k_groups;
+    v.split = split;
     const size_t bytes = hl.hi.size() + hl.lo.size();
     const float ceil_us = ceiling(tm, rbuf, bytes) - fixed;
     std::printf("# router: hi+lo, %.1f MB read, plan: %s\n", bytes / 1e6,
                 solgemm::select_plan({n, k, solgemm::Storage::hilo}, 1).str().c_str());
     const std::vector<Layout> cands = {{8, 1, 16, 1}, {16, 1, 8, 1}, {8, 2, 8, 1}};
-    for (int m : {1, 8, 16, 32, 64, 128, 256}) {
+    for (int m : {1, 8, 16, 32, 64}) {
       const int nt = m <= 8 ? 1 : m <= 16 ? 2 : 4;
       std::vector<float> first;
       for (const Layout& l : cands) {

@@ -77,7 +77,7 @@ class CublasBaseline final : public Implementation {
     const Layer& l = layers().at(static_cast<size_t>(layer));
     return fmt::format("{} {}x{} as stored (cuBLAS reads it directly)", l.fp32 ? "f32" : "bf16", l.n, l.k);
   }
-  double weight_bits(int layer) const override { return 8.0 * layers().at(static_cast<size_t>(layer)).weight_bytes(); }
+  double weight_bits(int layer, int64_t, int64_t) const override { return 8.0 * layers().at(static_cast<size_t>(layer)).weight_bytes(); }
 
  private:
   int64_t max_m_;

@@ -43,9 +43,8 @@ class SolgemmImpl final : public Implementation {
       return fmt::format("{} {}x{} read raw by the reference kernel", l.fp32 ? "f32" : "bf16", l.n, l.k);
     return weights(layer).description();
   }
-  double weight_bits(int layer) const override {
-    if (force_reference_) return 8.0 * layers().at(static_cast<size_t>(layer)).weight_bytes();
-    return weights(layer).weight_bits();
+  double weight_bits(int layer, int64_t m, int64_t rows) const override {
+    return weights(layer).weight_bits(m, rows);
   }
 
  private:

@@ -25,7 +25,7 @@ class Implementation {
   virtual std::string plan(int layer, int64_t m, int64_t rows) const = 0;
   virtual std::string description(int layer) const = 0;
   // Bits read per weight (the stored floor and the practical ceiling are computed at this size).
-  virtual double weight_bits(int layer) const = 0;
+  virtual double weight_bits(int layer, int64_t m, int64_t rows) const = 0;  // bits per weight the call reads
 };
 
 // The names --impl and --baseline accept.

@@ -103,8 +103,8 @@ void prepare_all(Ctx& c) {
     lr.base_prepare_s = seconds_since(t0);
     lr.impl_description = c.impl->description(l);
     lr.base_description = c.base->description(l);
-    lr.impl_weight_bits = c.impl->weight_bits(l);
-    lr.base_weight_bits = c.base->weight_bits(l);
+    lr.impl_weight_bits = c.impl->weight_bits(l, 1, L.n);  // bits read at m = 1 (the plan may differ by m)
+    lr.base_weight_bits = c.base->weight_bits(l, 1, L.n);
     c.log << fmt::format("prepare  {:<9} {} ({:.2f} s): {}\n", L.name, c.impl->name(), lr.impl_prepare_s,
                          lr.impl_description);
     if (lr.impl_prepare_s > kPrepareLimitS)
@@ -215,7 +215,7 @@ void check_all(Ctx& c) {
 void floors(Ctx& c) {
   for (ShapeResult& sr : c.r.shapes) {
     const Layer& L = sr.shape.info();
-    sr.weight_bits = c.impl->weight_bits(sr.shape.layer);
+    sr.weight_bits = c.impl->weight_bits(sr.shape.layer, sr.shape.m, sr.shape.rows());
     sr.floor = datasheet_floor(L, sr.shape.m);
     sr.stored_floor = floor_of(L, sr.shape.m, sr.weight_bits);
     if (sr.shape.load >= 0) {

@@ -53,6 +53,8 @@ struct Weights::Impl {
   std::optional<Kernel> forced;          // PrepareOptions::kernel
   cublasHandle_t blas = nullptr;         // vendor family (BF16, m > 64), with its own workspace
   DevBuf blas_ws;
+  DevBuf split_ws, split_cnt;            // skinny / router split-K workspace + zeroed counters (kernels.hpp)
+  kernels::SplitWs split;
 
   Impl() = default;
   Impl(const Impl&) = delete;
@@ -60,6 +62,8 @@ struct Weights::Impl {
   ~Impl() {
     if (blas) cublasDestroy(blas);
   }
+
+  kernels::Blas blas_ctx() const { return {blas, blas_ws.p, blas_ws.bytes}; }
 
   kernels::PackedView packed_view() const {
     kernels::PackedView v;
@@ -73,6 +77,7 @@ struct Weights::Impl {
     v.row_tiles = meta.row_tiles;
     v.k_groups = meta.k_groups;
     v.k_blocks = meta.k_blocks;
+    v.split = split;
     return v;
   }
 };
@@ -86,7 +91,19 @@ int64_t Weights::n() const { return impl_->n; }
 int64_t Weights::k() const { return impl_->k; }
 DType Weights::dtype() const { return impl_->dtype; }
 DType Weights::out_dtype() const { return impl_->dtype; }
-double Weights::weight_bits() const { return impl_->bits; }
+double Weights::weight_bits(int64_t m, int64_t rows) const {
+  const Shape shape{rows, impl_->k, impl_->storage};
+  const Plan p = impl_->forced ? select_plan(shape, m, *impl_->forced) : select_plan(shape, m);
+  const double raw = impl_->dtype == DType::bf16 ? 16.0 : 32.0;
+  switch (p.kernel) {
+    case Kernel::skinny:
+    case Kernel::wide:
+    case Kernel::router: return impl_->bits;
+    case Kernel::vendor: return impl_->storage == Storage::hilo ? impl_->bits : raw;  // hilo: the BF16 terms
+    case Kernel::reference: break;
+  }
+  return raw;
+}
 std::string Weights::description() const { return impl_->desc; }
 
 Weights Weights::prepare(const void* d_W, DType wt, int64_t n, int64_t k, cudaStream_t stream,
@@ -158,6 +175,22 @@ Weights Weights::prepare(const void* d_W, DType wt, int64_t n, int64_t k, cudaSt
     impl->meta.k_groups = hl.k_groups;
     check_cuda(cudaStreamSynchronize(stream), "prepare: synchronising");
   }
+  // Split-K workspace of the skinny / router families: sized from the plan table for m <= max_m (skinny:
+  // m <= 64), counters zeroed once here (each launch leaves them at 0).
+  {
+    const kernels::SplitWs need = kernels::split_ws_need(impl->storage, n, k, opt.max_m);
+    if (need.ws_floats > 0) {
+      check_cuda(cudaMalloc(&impl->split_ws.p, need.ws_floats * sizeof(float)), "prepare: split-K workspace");
+      impl->split_ws.bytes = need.ws_floats * sizeof(float);
+      check_cuda(cudaMalloc(&impl->split_cnt.p, need.counters * sizeof(unsigned)), "prepare: split-K counters");
+      impl->split_cnt.bytes = need.counters * sizeof(unsigned);
+      check_cuda(cudaMemsetAsync(impl->split_cnt.p, 0, need.counters * sizeof(unsigned), stream),
+                 "prepare: zeroing counters");
+      check_cuda(cudaStreamSynchronize(stream), "prepare: synchronising");
+      impl->split = {static_cast<float*>(impl->split_ws.p), static_cast<unsigned*>(impl->split_cnt.p), need.ws_floats,
+                     need.counters};
+    }
+  }
   // cuBLAS for the vendor family: a handle with a fixed workspace, so run() is graph-capturable.
   constexpr size_t kBlasWorkspace = size_t{32} << 20;
   if (cublasCreate(&impl->blas) != CUBLAS_STATUS_SUCCESS) throw Error("solgemm: prepare: cublasCreate failed");
@@ -198,10 +231,10 @@ void Weights::run(const void* d_x, int64_t m, void* d_out, int64_t rows, cudaStr
       break;
     case Kernel::vendor:
       if (w.storage == Storage::hilo)
-        kernels::launch_vendor_hilo(w.blas, w.hi_rm.p, w.lo_rm.p, w.lo2_rm.p, x, m, static_cast<float*>(d_out), rows,
+        kernels::launch_vendor_hilo(w.blas_ctx(), w.hi_rm.p, w.lo_rm.p, w.lo2_rm.p, x, m, static_cast<float*>(d_out), rows,
                                     w.k, stream);
       else
-        kernels::launch_vendor(w.blas, w.raw.p, x, m, static_cast<__nv_bfloat16*>(d_out), rows, w.k, stream);
+        kernels::launch_vendor(w.blas_ctx(), w.raw.p, x, m, static_cast<__nv_bfloat16*>(d_out), rows, w.k, stream);
       break;
     case Kernel::router: {
       kernels::HiLoView v;
@@ -212,6 +245,7 @@ void Weights::run(const void* d_x, int64_t m, void* d_out, int64_t rows, cudaStr
       v.k = w.k;
       v.row_tiles = w.meta.row_tiles;
       v.k_groups = w.meta.k_groups;
+      v.split = w.split;
       kernels::launch_router(plan.cfg, v, x, m, static_cast<float*>(d_out), rows, stream);
       break;
     }

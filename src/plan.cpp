@@ -66,7 +66,8 @@ Config make_config(const Layout& l, int n_tiles) {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Untuned shapes: the layout that gives every SM the least work in one wave of 1 CTA per SM, preferring
-// 16 warps (bytes in flight) and small clusters; x's k range per CTA must fit shared memory at 64 tokens.
+// 16 warps (bytes in flight) and small K splits (workspace traffic); x's k range per CTA must fit shared
+// memory at 64 tokens.
 Layout auto_layout(int64_t rows, int64_t k) {
   const int64_t rt = ceil_div(rows, 16), kg = ceil_div(k, 64);
   Layout best{1, 1, 1, static_cast<int>(std::min<int64_t>(kg, 112))};
@@ -99,17 +100,18 @@ struct Tuned {
   Layout layout;
   const char* why;
 };
-// Measured on the H200 with bench/skinny_bench (docs/perf-notes.md, step 2): the best layout at m <= 32 among
-// those whose x range (k_cta) still fits shared memory at m = 64 (the layout must not depend on m).
+// v2 (no clusters; split K across CTAs through the global workspace): one wave of <= 132 CTAs at 1 CTA per SM
+// (or 2 per SM where registers and x allow), x's k range per CTA <= 1024 (16 groups: 128 KB of x at m = 64).
+// Measured on the H200 with bench/skinny_bench (docs/perf-notes.md, "Skinny v2").
 constexpr Tuned kTunedPacked[] = {
-    {2304, 8192, {8, 8, 2, 8}, "qkv_gate: 8 row tiles x 2 k warps per CTA, K / 8 per cluster rank: 144 CTAs"},
-    {8192, 1024, {1, 4, 4, 4}, "o: 4 row tiles x 4 k warps per CTA, no cluster: 128 CTAs"},
-    {4096, 8192, {8, 8, 1, 16}, "pooler: 8 row tiles per CTA (2 CTAs/SM), K / 8 per cluster rank: 256 CTAs"},
-    {8192, 4096, {4, 8, 1, 16}, "unpooler: 8 row tiles per CTA (2 CTAs/SM), K / 4 per cluster rank: 256 CTAs"},
-    {1024, 4096, {8, 4, 2, 4}, "unpooler slice: 4 row tiles x 2 k warps, K / 8 per cluster rank: 128 CTAs"},
+    {2304, 8192, {8, 9, 1, 16}, "qkv_gate: 9 row tiles x K/8 per CTA, 128 CTAs (1 wave), 8-way split-K workspace"},
+    {8192, 1024, {1, 4, 4, 4}, "o: 4 row tiles x 4 k warps (whole K) per CTA, 128 CTAs, no split"},
+    {4096, 8192, {8, 16, 1, 16}, "pooler: 16 row tiles x K/8 per CTA, 128 CTAs (1 wave), 8-way split-K workspace"},
+    {8192, 4096, {4, 16, 1, 16}, "unpooler: 16 row tiles x K/4 per CTA, 128 CTAs (1 wave), 4-way split-K workspace"},
+    {1024, 4096, {4, 2, 8, 2}, "unpooler slice: 2 row tiles x 8 k warps x K/4 per CTA, 128 CTAs, 4-way split"},
 };
 constexpr Tuned kTunedHiLo[] = {
-    {256, 8192, {8, 1, 16, 1}, "router: 1 row tile x 16 k warps per CTA, K / 8 per cluster rank: 128 CTAs"},
+    {256, 8192, {8, 1, 16, 1}, "router: 1 row tile x 16 k warps per CTA, K / 8 per CTA (split-K workspace): 128 CTAs"},
 };
 
 template <size_t N>
@@ -218,12 +220,14 @@ Plan select_plan(const Shape& s, int64_t m) {
   switch (s.storage) {
     case Storage::packed12:
     case Storage::packed16: {
-      // Measured on the H200 (docs/perf-notes.md): the skinny family (m <= 64) and the wide family (m > 64) are
-      // correct but still slower than cuBLAS on every judge shape, so BF16 goes to cuBLAS until they win.
+      // Measured on the H200 (docs/perf-notes.md): the skinny family (m <= 64, v2: no clusters, split-K
+      // workspace) and the wide family (m > 64) are correct but still slower than cuBLAS on every judge shape
+      // and m except pooler at m = 1 (-7%) and the unpooler slice at m = 1 (noise); switching families by m
+      // would break batch invariance for that gain, so BF16 goes to cuBLAS until they win at every m.
       // Force them with PrepareOptions::kernel ("skinny", "wide") to measure them.
       Plan p;
       p.kernel = Kernel::vendor;
-      p.why = m <= 64 ? "BF16 m <= 64: cuBLAS until the skinny family beats it (perf-notes: skinny step 3)"
+      p.why = m <= 64 ? "BF16 m <= 64: cuBLAS until the skinny family beats it (perf-notes: skinny v2)"
                       : "BF16 m > 64: cuBLAS until the wide family beats it (perf-notes: wide step 3)";
       return p;
     }

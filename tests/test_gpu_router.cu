@@ -52,8 +52,14 @@ void check_router(const Case& c, uint64_t seed, const std::string& family) {
   const std::vector<double> href = ref.get();
   const size_t total = static_cast<size_t>(mmax * c.rows + kGuard);
   Dev<uint32_t> out(total);
+  // Through the plan, m > 32 runs cuBLAS (hi, lo GEMMs): its FP32 accumulation order is cuBLAS's own, so the
+  // bound there is the issue's (2e-5) and batch invariance holds only inside the router family's range.
+  const bool plan_mode = family.empty();
   std::vector<float> obase;
+  int64_t base_m = 0;
   for (int m : c.ms) {
+    const bool vendor = plan_mode && m > 32;
+    const double tol = vendor ? std::max(c.tol, 2e-5) : c.tol;
     SCOPED_TRACE("m=" + std::to_string(m) + " " + tag);
     SKT_CK(cudaMemset(out.p, 0xFF, total * 4));  // 0xFFFFFFFF: a NaN
     w.run(x.p, m, out.p, c.rows, st);
@@ -68,24 +74,27 @@ void check_router(const Case& c, uint64_t seed, const std::string& family) {
     for (size_t i = used; i < total; ++i) guard_bad += raw[i] != 0xFFFFFFFFu;
     ASSERT_EQ(bad, 0u) << "NaN/Inf (unwritten?) in out";
     ASSERT_EQ(guard_bad, 0u) << "written past m x rows";
-    EXPECT_LE(skt::rel_l2(o, href, c.rows, 0, m), c.tol) << "relative L2 error";
+    EXPECT_LE(skt::rel_l2(o, href, c.rows, 0, m), tol) << "relative L2 error";
     double worst = 0;
     int64_t worst_row = -1;
     for (int64_t r = 0; r < m; ++r) {
       const double e = skt::rel_l2(o, href, c.rows, r, r + 1);
-      if (r % 8 == 0) EXPECT_LE(e, c.tol) << "probe row " << r;
+      if (r % 8 == 0) EXPECT_LE(e, tol) << "probe row " << r;
       if (e > worst) {
         worst = e;
         worst_row = r;
       }
     }
-    EXPECT_LE(worst, 5 * c.tol) << "worst row " << worst_row;
-    if (m == c.ms.front())
+    EXPECT_LE(worst, 5 * tol) << "worst row " << worst_row;
+    if (vendor) continue;
+    if (obase.empty()) {
       obase = o;
-    else
+      base_m = m;
+    } else {
       EXPECT_TRUE(std::equal(o.begin(), o.end(), obase.begin(),
                              [](float a, float b) { return std::memcmp(&a, &b, 4) == 0; }))
-          << "batch invariance: rows differ from m=" << c.ms.front();
+          << "batch invariance: rows differ from m=" << base_m;
+    }
   }
   for (int m : {1, 32, 64, 256}) {
     if (m > mmax) continue;

@@ -215,6 +215,77 @@ TEST(Skinny, Fallback16NoCompress) {
   check_case(dw.p, hw, c, seed);
 }
 
+// The split-K workspace and its counters are shared by every call of one Weights and reset by the kernel
+// itself: interleave graphs and plain calls of different m and rows (different layouts and tile counts), 10
+// rounds, every result bitwise equal to the first round's.
+TEST(Skinny, SplitWorkspaceReuse) {
+  SOLGEMM_REQUIRE_GPU();
+  const uint64_t seed = solgemm::testing::test_seed(0x5B1u);
+  const int64_t n = 8192, k = 4096;
+  Dev<__nv_bfloat16> dw(static_cast<size_t>(n * k));
+  skt::gen_bf16<<<2048, 256>>>(dw.p, n * k, seed, 0.02f);
+  Dev<__nv_bfloat16> x(static_cast<size_t>(kMaxM * k));
+  skt::gen_bf16<<<1024, 256>>>(x.p, kMaxM * k, seed + 1, 1.0f);
+  SKT_CK(cudaDeviceSynchronize());
+  cudaStream_t st;
+  SKT_CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  solgemm::PrepareOptions opt;
+  opt.kernel = "skinny";
+  opt.max_m = 64;
+  auto w = solgemm::Weights::prepare(dw.p, solgemm::DType::bf16, n, k, st, opt);
+  ASSERT_EQ(w.plan_for(64, n).find("split_k=1 "), std::string::npos) << "test wants a split-K plan";
+  struct Call {
+    int m;
+    int64_t rows;
+    bool graph;
+  };
+  const Call calls[] = {{64, n, true}, {5, 1024, true}, {33, n, false}, {1, 1024, false}, {17, 4100, true}};
+  std::vector<Dev<uint16_t>*> outs;
+  std::vector<cudaGraphExec_t> ges;
+  for (const Call& c : calls) {
+    outs.push_back(new Dev<uint16_t>(static_cast<size_t>(c.m * c.rows)));
+    cudaGraphExec_t ge = nullptr;
+    if (c.graph) {
+      cudaGraph_t g;
+      SKT_CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
+      w.run(x.p, c.m, outs.back()->p, c.rows, st);
+      SKT_CK(cudaStreamEndCapture(st, &g));
+      SKT_CK(cudaGraphInstantiate(&ge, g, 0));
+      cudaGraphDestroy(g);
+    }
+    ges.push_back(ge);
+  }
+  std::vector<std::vector<uint16_t>> first(std::size(calls));
+  for (int round = 0; round < 10; ++round) {
+    for (size_t i = 0; i < std::size(calls); ++i) {
+      SKT_CK(cudaMemsetAsync(outs[i]->p, 0xFF, outs[i]->n * 2, st));
+      if (ges[i])
+        SKT_CK(cudaGraphLaunch(ges[i], st));
+      else
+        w.run(x.p, calls[i].m, outs[i]->p, calls[i].rows, st);
+    }
+    SKT_CK(cudaStreamSynchronize(st));
+    for (size_t i = 0; i < std::size(calls); ++i) {
+      const std::vector<uint16_t> o = outs[i]->get();
+      if (round == 0) {
+        size_t bad = 0;
+        for (uint16_t v : o) bad += !skt::finite(v);
+        ASSERT_EQ(bad, 0u) << "call " << i << " left unwritten outputs";
+        first[i] = o;
+      } else {
+        ASSERT_EQ(o, first[i]) << "round " << round << " call " << i << " differs";
+      }
+    }
+  }
+  // Rows shared by calls of the same rows agree bitwise across m (batch invariance through the workspace).
+  for (int64_t r = 0; r < 1024; ++r) ASSERT_EQ(first[1][static_cast<size_t>(r)], first[3][static_cast<size_t>(r)]);
+  for (int64_t r = 0; r < n; ++r) ASSERT_EQ(first[0][static_cast<size_t>(r)], first[2][static_cast<size_t>(r)]);
+  for (cudaGraphExec_t ge : ges)
+    if (ge) cudaGraphExecDestroy(ge);
+  for (auto* o : outs) delete o;
+  cudaStreamDestroy(st);
+}
+
 // Untuned shapes: N % 16 != 0, K % 64 != 0 (and K % 8 != 0: x rows not 16-byte aligned), rows < N.
 TEST(Skinny, OddShapes) {
   SOLGEMM_REQUIRE_GPU();

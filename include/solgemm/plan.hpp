@@ -28,10 +28,10 @@ enum class Storage {
 const char* to_string(Storage s);
 
 // Skinny / router layout: CTA = rt_cta row tiles (16 rows) x wk warps along K, each warp gpw groups of 64 k;
-// a cluster of split_k CTAs splits K further (reduced in distributed shared memory, fixed order). Chosen per
+// split_k CTAs split K further (reduced through a global workspace in a fixed order, no clusters). Chosen per
 // shape, never per m (batch invariance); only n_tiles follows m.
 struct Config {
-  int split_k = 1;       // CTAs (of one cluster) sharing one output tile along K
+  int split_k = 1;       // CTAs sharing one output tile along K (global FP32 workspace, fixed order; no cluster)
   int n_tiles = 1;       // 8-token MMA column tiles per CTA (m <= 8 * n_tiles, else chunks over the grid)
   int warps = 4;         // warps per CTA (= rt_cta * wk for the skinny and router families)
   int rt_cta = 1;        // row tiles per CTA

@@ -59,8 +59,9 @@ class Weights {
   std::string plan_for(int64_t m, int64_t rows) const;
   // What prepare chose: storage format, bits per weight, exceptions.
   std::string description() const;
-  // Bytes the kernels read for the weights of `rows` output rows (for floors at the stored size).
-  double weight_bits() const;
+  // Bits per weight a call of this size reads (the packed code's size with its side tables for our families,
+  // 16 or 32 for cuBLAS and the reference kernel on the raw copy): for floors at the bytes really read.
+  double weight_bits(int64_t m, int64_t rows) const;
 
   int64_t n() const;
   int64_t k() const;

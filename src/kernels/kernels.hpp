@@ -15,15 +15,33 @@ namespace solgemm::kernels {
 void launch_reference(DType wt, const void* W, const __nv_bfloat16* x, int64_t m, void* out, int64_t rows,
                       int64_t k, cudaStream_t stream);
 
-// vendor.cu: cuBLAS (cublasGemmEx, BF16 in/out, FP32 compute) on raw row-major BF16 weights. `handle` is a
-// cublasHandle_t with a workspace set at prepare (graph-capturable).
-void launch_vendor(void* handle, const void* W, const __nv_bfloat16* x, int64_t m, __nv_bfloat16* out,
+// vendor.cu: cuBLAS (cublasGemmEx, BF16 in/out, FP32 compute) on raw row-major BF16 weights, on a handle and a
+// workspace made at prepare (set again after every cublasSetStream, which resets it: graph-capturable).
+struct Blas {
+  void* handle = nullptr;     // cublasHandle_t
+  void* workspace = nullptr;
+  size_t bytes = 0;
+};
+void launch_vendor(const Blas& blas, const void* W, const __nv_bfloat16* x, int64_t m, __nv_bfloat16* out,
                    int64_t rows, int64_t k, cudaStream_t stream);
 
 // vendor.cu, FP32 weights stored as row-major BF16 hi, lo (and lo2 when exact, else nullptr): cuBLAS GEMMs
 // with FP32 output, out = x hi^T + 2^-8 x lo^T (+ 2^-16 x lo2^T), accumulated in out (beta = 1).
-void launch_vendor_hilo(void* handle, const void* hi, const void* lo, const void* lo2, const __nv_bfloat16* x,
+void launch_vendor_hilo(const Blas& blas, const void* hi, const void* lo, const void* lo2, const __nv_bfloat16* x,
                         int64_t m, float* out, int64_t rows, int64_t k, cudaStream_t stream);
+
+// Split-K workspace of the skinny and router families (allocated once at prepare, src/api.cu): FP32
+// partial tiles and one arrival counter per output tile. Counters are 0 at rest: each launch's last-arriving
+// CTA resets its tile's counter, so CUDA-graph replays need no host-side reset. One call at a time per
+// Weights (two concurrent calls on different streams would share it).
+struct SplitWs {
+  float* ws = nullptr;
+  unsigned* cnt = nullptr;
+  size_t ws_floats = 0, counters = 0;
+};
+// Capacity (floats, counters) that calls with m <= max_m and rows <= n need under the plan table, for the
+// skinny family (packed storage; m capped at 64) or the router family (hilo storage).
+SplitWs split_ws_need(Storage storage, int64_t n, int64_t k, int64_t max_m);
 
 // Device view of a packed matrix (format.hpp).
 struct PackedView {
@@ -33,6 +51,7 @@ struct PackedView {
   bool bits12 = true;
   int base = 112;
   int64_t n = 0, k = 0, row_tiles = 0, k_groups = 0, k_blocks = 0;
+  SplitWs split;                     // skinny family: split-K workspace (needed when the plan's split_k > 1)
 };
 
 // skinny.cu: m <= 64, packed12 / packed16.
@@ -49,6 +68,7 @@ struct HiLoView {
   const uint8_t* lo = nullptr;       // packed16 groups of bf16((W - hi) * 2^8)
   const uint8_t* lo2 = nullptr;      // exact mode only: third term, nullptr otherwise
   int64_t n = 0, k = 0, row_tiles = 0, k_groups = 0;
+  SplitWs split;                     // split-K workspace (needed when the plan's split_k > 1)
 };
 
 // router.cu: FP32 weights as hi + lo, FP32 out, any m.

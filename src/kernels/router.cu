@@ -3,8 +3,8 @@
 // Idea and roofline: the same skinny family (skinny_family.cuh) with the HiLo weight source: two (three)
 // raw BF16 matrices in the same fragment order, one MMA per term into separate FP32 accumulators,
 // out = acc_hi + acc_lo * 2^-8 (+ acc_lo2 * 2^-16), combined per warp before the fixed-order reduction.
-// 256 x 8192 gives only 16 row tiles, so K is split 16 ways by a non-portable cluster of 16 CTAs plus warps
-// along K inside each CTA. Bytes: 8.4 MB (hi + lo) -> floor ~1.3 + 1.8 us; the anchors measure 3.17 us.
+// 256 x 8192 gives only 16 row tiles, so K is split across CTAs (global-workspace reduction in a fixed
+// order, skinny_family.cuh) plus warps along K inside each CTA. Bytes: 8.4 MB (hi + lo) -> floor ~1.3 + 1.8 us; the anchors measure 3.17 us.
 // m > 8 * n_tiles: the grid's y dimension walks 8 * n_tiles-token chunks (weights re-read from L2).
 // Compiled variants: {HiLo, HiLoExact} x n_tiles {1, 2, 4}.
 #include "kernels.hpp"
@@ -47,6 +47,10 @@ void launch_router(const Config& cfg, const HiLoView& w, const __nv_bfloat16* x,
   a.gpw = cfg.gpw;
   a.cs = cfg.split_k;
   a.xvec = (w.k % 8 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0) ? 1 : 0;
+  a.ws = w.split.ws;
+  a.cnt = w.split.cnt;
+  a.ws_cap = w.split.ws_floats;
+  a.cnt_cap = w.split.counters;
   if (static_cast<int64_t>(cfg.split_k) * cfg.wk * cfg.gpw < w.k_groups)
     throw Error(fmt::format("solgemm: router: layout [{}] covers {} k groups of {}", cfg.str(),
                             static_cast<int64_t>(cfg.split_k) * cfg.wk * cfg.gpw, w.k_groups));

@@ -8,6 +8,9 @@
 #include "kernels.hpp"
 #include "skinny_family.cuh"
 
+#include <algorithm>
+#include <vector>
+
 namespace solgemm::kernels {
 
 namespace {
@@ -16,8 +19,8 @@ template <class Src>
 void dispatch_nt(const Config& cfg, const family::Args& a, cudaStream_t stream) {
   switch (cfg.n_tiles) {
     // P (groups in flight per lane) shrinks as the accumulators grow: registers <= 128 (512 threads).
-    case 1: family::launch<Src, 1, std::is_same_v<Src, family::Dec12> ? 4 : 3>(a, stream); return;
-    case 2: family::launch<Src, 2, std::is_same_v<Src, family::Dec12> ? 4 : 3>(a, stream); return;
+    case 1: family::launch<Src, 1, std::is_same_v<Src, family::Dec12> ? 6 : 4>(a, stream); return;
+    case 2: family::launch<Src, 2, std::is_same_v<Src, family::Dec12> ? 6 : 4>(a, stream); return;
     case 4: family::launch<Src, 4, std::is_same_v<Src, family::Dec12> ? 4 : 3>(a, stream); return;
     case 8: family::launch<Src, 8, 2>(a, stream); return;
     default: break;
@@ -49,6 +52,10 @@ void launch_skinny(const Config& cfg, const PackedView& w, const __nv_bfloat16* 
   a.gpw = cfg.gpw;
   a.cs = cfg.split_k;
   a.xvec = (w.k % 8 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0) ? 1 : 0;
+  a.ws = w.split.ws;
+  a.cnt = w.split.cnt;
+  a.ws_cap = w.split.ws_floats;
+  a.cnt_cap = w.split.counters;
   if (static_cast<int64_t>(cfg.split_k) * cfg.wk * cfg.gpw < w.k_groups)
     throw Error(fmt::format("solgemm: skinny: layout [{}] covers {} k groups of {}", cfg.str(),
                             static_cast<int64_t>(cfg.split_k) * cfg.wk * cfg.gpw, w.k_groups));
@@ -56,6 +63,29 @@ void launch_skinny(const Config& cfg, const PackedView& w, const __nv_bfloat16* 
     dispatch_nt<family::Dec12>(cfg, a, stream);
   else
     dispatch_nt<family::Raw16>(cfg, a, stream);
+}
+
+SplitWs split_ws_need(Storage storage, int64_t n, int64_t k, int64_t max_m) {
+  SplitWs need;
+  const bool packed = storage == Storage::packed12 || storage == Storage::packed16;
+  if (!packed && storage != Storage::hilo) return need;
+  const Kernel fam = packed ? Kernel::skinny : Kernel::router;
+  const int64_t mcap = packed ? std::min<int64_t>(max_m, 64) : max_m;
+  std::vector<int64_t> ms;
+  for (int64_t m = 1; m <= std::min<int64_t>(mcap, 64); ++m) ms.push_back(m);
+  if (mcap > 64) ms.push_back(mcap);  // past 64 (router) only the number of 32-token chunks grows
+  std::vector<int64_t> rows;
+  for (int64_t r = 16; r < n; r += 16) rows.push_back(r);
+  rows.push_back(n);
+  for (int64_t r : rows)
+    for (int64_t m : ms) {
+      const Plan p = select_plan(Shape{r, k, storage}, m, fam);
+      const family::WsNeed q = family::ws_need(static_cast<int>(m), static_cast<int>(r), p.cfg.rt_cta,
+                                               p.cfg.split_k, p.cfg.n_tiles);
+      need.ws_floats = std::max(need.ws_floats, q.floats);
+      need.counters = std::max(need.counters, q.counters);
+    }
+  return need;
 }
 
 }  // namespace solgemm::kernels

@@ -6,15 +6,17 @@
 // patch, Raw16 = raw BF16, HiLo = two or three BF16 terms for the FP32 router) and multiplies it by the
 // tokens (B side, n8 tiles: the CTA stages its k range of x in shared memory with cp.async before the weight
 // loads are issued, and reads the B fragments with ldmatrix.x4).
-// Work split: CTA = rt_cta row tiles x wk warps along K; a thread-block cluster of `cs` CTAs splits K
-// further. Partials are reduced through distributed shared memory in a fixed order (k ascending), so the
-// result is bitwise deterministic, needs no workspace or counters, and does not depend on m (the layout is
-// chosen per shape, never per m; only the number of n8 tiles varies and MMA columns are independent).
+// Work split: CTA = rt_cta row tiles x wk warps along K; `cs` CTAs (NO thread-block clusters: v2) split K
+// further. The warps of a CTA reduce through shared memory (k ascending); the cs CTAs of one output tile
+// reduce through a global FP32 workspace: each writes its partial tile (valid tokens only), fences, and
+// bumps a per-tile counter; the last to arrive sums the cs partials in split order (k ascending), writes
+// the output and resets the counter to 0 (graph-safe: no host-side reset). Bitwise deterministic, and
+// independent of m (the layout is chosen per shape, never per m; MMA columns are independent).
 //
 // Roofline: at m <= 64 the work is ~2 m FLOP per weight byte-and-a-half: memory-bound by far. Time floor =
 // packed bytes / ~4.6 TB/s + ~1.3 us ramp (../shared/anchors). What bounds us: bytes in flight per SM
-// (warps x P x group bytes), the ramp of one short wave, the cluster reduction at the end, and (measured,
-// docs/perf-notes.md) cluster scheduling: clusters of 4-8 CTAs of 1 CTA/SM run ~1.5x slower than clusters of 2.
+// (warps x P x group bytes), the ramp of one short wave, the split-K reduction at the end (v1 measured
+// clusters of 4-8 CTAs at 1 CTA/SM ~1.5x slower than clusters of 2: docs/perf-notes.md; v2 has none).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -44,6 +46,9 @@ struct Args {
   int row_tiles = 0;                 // row tiles computed: ceil(rows / 16)
   int rt_cta = 1, wk = 1, gpw = 1, cs = 1;
   int xvec = 1;                      // x rows 16-byte aligned (K % 8 == 0 and x aligned)
+  float* ws = nullptr;               // split-K partials (cs > 1): tiles x cs x 8 NT x 16 rt_cta floats
+  unsigned* cnt = nullptr;           // one arrival counter per output tile (row block, token chunk); 0 at rest
+  size_t ws_cap = 0, cnt_cap = 0;    // capacities (floats, counters) of ws and cnt
 };
 
 // ---- weight-source policies: loads per lane per group, and the decode into A registers ------------------
@@ -155,18 +160,6 @@ __device__ __forceinline__ void ldmatrix_x4(uint32_t addr, uint32_t& r0, uint32_
                : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
                : "r"(addr));
 }
-__device__ __forceinline__ uint32_t cluster_rank() {
-  uint32_t r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-  return r;
-}
-__device__ __forceinline__ float ld_cluster(uint32_t local_addr, uint32_t rank) {
-  uint32_t remote;
-  float v;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(local_addr), "r"(rank));
-  asm volatile("ld.shared::cluster.f32 %0, [%1];\n" : "=f"(v) : "r"(remote) : "memory");
-  return v;
-}
 
 // Half a group (k steps 2 HS, 2 HS + 1): decode, patch the exceptions that fall in it, multiply by every n tile.
 template <class Src, int NT, int HS>
@@ -214,8 +207,8 @@ __global__ void __launch_bounds__(MAXT, 1) skinny_kernel(const Args a) {
   constexpr int T = Src::kTerms;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int nthreads = blockDim.x;
-  const int crank = a.cs > 1 ? static_cast<int>(cluster_rank()) : 0;
-  const int rblock = blockIdx.x / a.cs;
+  const int crank = static_cast<int>(blockIdx.x) % a.cs;  // K split of this CTA
+  const int rblock = static_cast<int>(blockIdx.x) / a.cs;
   const int tok0 = blockIdx.y * 8 * NT;                  // token chunk
   const int rt_local = warp % a.rt_cta, kw = warp / a.rt_cta;
   const int rt = rblock * a.rt_cta + rt_local;
@@ -323,7 +316,7 @@ __global__ void __launch_bounds__(MAXT, 1) skinny_kernel(const Args a) {
   }
 
   // 5. Reduce in a fixed order (k ascending): terms per warp (hi + lo 2^-8 + lo2 2^-16); warps along K inside
-  //    the CTA (local shared memory); then the cluster's CTAs (distributed shared memory, loads unrolled).
+  //    the CTA (local shared memory); then the cs CTAs of the tile (global workspace, last arrival sums).
   __syncthreads();  // x no longer needed: the partials reuse the shared memory
   float* part = reinterpret_cast<float*>(smem);
 #pragma unroll
@@ -344,40 +337,59 @@ __global__ void __launch_bounds__(MAXT, 1) skinny_kernel(const Args a) {
       part[e] = s;
     }
   }
-  if (a.cs > 1)
-    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-  else
-    __syncthreads();
+  __syncthreads();
   {
     using Out = typename Src::Out;
     Out* out = static_cast<Out*>(a.out);
     const int tile_rows = a.rt_cta * 16;
-    const int total = tile_rows * 8 * NT;
-    const uint32_t part_u32 = smem_u32(part);
-    for (int e = crank * nthreads + threadIdx.x; e < total; e += a.cs * nthreads) {
+    const int mc = min(8 * NT, a.m - tok0);  // valid tokens of this chunk
+    const int total = tile_rows * mc;
+    const int row0 = (rblock * a.rt_cta) * 16;
+    auto idx_of = [&](int e, int& row, int& tok) {
       const int tl = e / tile_rows, rl = e % tile_rows;
       const int rtl = rl >> 4, r16 = rl & 15;
       const int nt = tl >> 3, c = ((r16 >> 3) << 1) | (tl & 1), ln = (r16 & 7) * 4 + ((tl & 7) >> 1);
-      const int row = (rblock * a.rt_cta) * 16 + rl, tok = tok0 + tl;
-      const int idx = ((rtl * NT + nt) * 4 + c) * 32 + ln;
-      float sum;
-      if (a.cs > 1) {
-        float v[16];
-#pragma unroll
-        for (int q = 0; q < 16; ++q)
-          v[q] = q < a.cs ? ld_cluster(part_u32 + static_cast<uint32_t>(idx * 4), static_cast<uint32_t>(q)) : 0.f;
-        sum = v[0];
-#pragma unroll
-        for (int q = 1; q < 16; ++q)
-          if (q < a.cs) sum += v[q];
-      } else {
-        sum = part[idx];
+      row = row0 + rl;
+      tok = tok0 + tl;
+      return ((rtl * NT + nt) * 4 + c) * 32 + ln;
+    };
+    if (a.cs == 1) {
+      for (int e = threadIdx.x; e < total; e += nthreads) {
+        int row, tok;
+        const float v = part[idx_of(e, row, tok)];
+        if (row < a.rows) store_out(out, static_cast<int64_t>(tok) * a.rows + row, v);
       }
-      if (row < a.rows && tok < a.m) store_out(out, static_cast<int64_t>(tok) * a.rows + row, sum);
+    } else {
+      // Split K across CTAs: partial tile -> workspace, fence, count; the last arrival sums in split order.
+      const int tile_id = static_cast<int>(blockIdx.y) * static_cast<int>(gridDim.x / a.cs) + rblock;
+      const int64_t tstride = static_cast<int64_t>(tile_rows) * 8 * NT;  // floats per partial
+      float* wsp = a.ws + static_cast<int64_t>(tile_id) * a.cs * tstride;
+      for (int e = threadIdx.x; e < total; e += nthreads) {
+        int row, tok;
+        __stcg(wsp + crank * tstride + e, part[idx_of(e, row, tok)]);
+      }
+      __threadfence();
+      __syncthreads();
+      int last = 0;  // (no static shared memory: the dynamic allowance stays at 227 KB)
+      if (threadIdx.x == 0) last = atomicAdd(a.cnt + tile_id, 1u) == static_cast<unsigned>(a.cs - 1);
+      if (__syncthreads_or(last)) {
+        __threadfence();
+        for (int e = threadIdx.x; e < total; e += nthreads) {
+          int row, tok;
+          idx_of(e, row, tok);
+          float v[16];
+#pragma unroll
+          for (int q = 0; q < 16; ++q) v[q] = q < a.cs ? __ldcg(wsp + q * tstride + e) : 0.f;
+          float sum = v[0];
+#pragma unroll
+          for (int q = 1; q < 16; ++q)
+            if (q < a.cs) sum += v[q];
+          if (row < a.rows) store_out(out, static_cast<int64_t>(tok) * a.rows + row, sum);
+        }
+        if (threadIdx.x == 0) a.cnt[tile_id] = 0u;  // ready for the next launch (stream order)
+      }
     }
   }
-  // Keep this CTA's partials alive until every CTA of the cluster has read them (no memory ordering needed).
-  if (a.cs > 1) asm volatile("barrier.cluster.arrive.relaxed.aligned;\nbarrier.cluster.wait.aligned;\n" ::: "memory");
 }
 
 // ---- host side -------------------------------------------------------------------------------------------
@@ -394,36 +406,42 @@ inline void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw Error(fmt::format("solgemm: {}: CUDA error: {}", what, cudaGetErrorString(e)));
 }
 
-// One launch: grid (cs * row blocks, token chunks), cluster (cs, 1, 1), rt_cta * wk warps per CTA.
+// Workspace a launch needs (floats, counters): tiles (row blocks x token chunks) x cs partials of 8 NT x
+// 16 rt_cta floats; one counter per tile. Nothing when cs == 1.
+struct WsNeed {
+  size_t floats = 0, counters = 0;
+};
+inline WsNeed ws_need(int m, int rows, int rt_cta, int cs, int nt) {
+  if (cs <= 1) return {};
+  const size_t rblocks = static_cast<size_t>(((rows + 15) / 16 + rt_cta - 1) / rt_cta);
+  const size_t chunks = static_cast<size_t>((m + 8 * nt - 1) / (8 * nt));
+  return {rblocks * chunks * static_cast<size_t>(cs) * 8 * nt * 16 * rt_cta, rblocks * chunks};
+}
+
+// One launch: grid (cs * row blocks, token chunks), no cluster, rt_cta * wk warps per CTA.
 template <class Src, int NT, int P, int MAXT = 512>
 void launch(const Args& a, cudaStream_t stream) {
   auto kern = skinny_kernel<Src, NT, P, MAXT>;
   const size_t smem = smem_bytes<NT>(a);
   static const bool attrs = [&] {
     check(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024), "smem attribute");
-    check(cudaFuncSetAttribute(kern, cudaFuncAttributeNonPortableClusterSizeAllowed, 1), "cluster attribute");
     return true;
   }();
   (void)attrs;
   const int warps = a.rt_cta * a.wk;
-  if (warps < 1 || warps * 32 > MAXT || a.cs < 1 || a.cs > 16 || a.gpw < 1 || a.gpw > 112 || smem > 227 * 1024)
+  if (warps < 1 || warps * 32 > MAXT || a.cs < 1 || a.cs > 16 || a.gpw < 1 || a.gpw > 112 || smem > 227 * 1024 ||
+      (a.cs > 1 && (a.ws == nullptr || a.cnt == nullptr)))
     throw Error(fmt::format("solgemm: skinny launch: bad layout rt_cta={} wk={} gpw={} cs={} (smem {} B)", a.rt_cta,
                             a.wk, a.gpw, a.cs, smem));
+  const WsNeed need = ws_need(a.m, a.rows, a.rt_cta, a.cs, NT);
+  if (need.floats > a.ws_cap || need.counters > a.cnt_cap)
+    throw Error(fmt::format("solgemm: skinny launch: split-K workspace too small ({} floats, {} counters needed; {}, "
+                            "{} allocated: PrepareOptions::max_m?)", need.floats, need.counters, a.ws_cap, a.cnt_cap));
   const int rblocks = (a.row_tiles + a.rt_cta - 1) / a.rt_cta;
   const int chunks = (a.m + 8 * NT - 1) / (8 * NT);
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(static_cast<unsigned>(a.cs * rblocks), static_cast<unsigned>(chunks), 1);
-  cfg.blockDim = dim3(static_cast<unsigned>(warps * 32), 1, 1);
-  cfg.dynamicSmemBytes = smem;
-  cfg.stream = stream;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = static_cast<unsigned>(a.cs);
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
-  check(cudaLaunchKernelEx(&cfg, kern, a), "skinny launch");
+  const dim3 grid(static_cast<unsigned>(a.cs * rblocks), static_cast<unsigned>(chunks), 1);
+  kern<<<grid, static_cast<unsigned>(warps * 32), smem, stream>>>(a);
+  check(cudaGetLastError(), "skinny launch");
 }
 
 }  // namespace solgemm::kernels::family

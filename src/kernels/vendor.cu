@@ -11,12 +11,24 @@
 #include "kernels.hpp"
 
 namespace solgemm::kernels {
+namespace {
 
-void launch_vendor(void* handle, const void* W, const __nv_bfloat16* x, int64_t m, __nv_bfloat16* out,
-                   int64_t rows, int64_t k, cudaStream_t stream) {
-  auto h = static_cast<cublasHandle_t>(handle);
-  const float one = 1.f, zero = 0.f;
+// cublasSetStream resets the handle's workspace to cuBLAS's own pool (which may allocate during graph
+// capture): set ours again after it.
+cublasStatus_t bind(const Blas& blas, cudaStream_t stream) {
+  auto h = static_cast<cublasHandle_t>(blas.handle);
   cublasStatus_t st = cublasSetStream(h, stream);
+  if (st == CUBLAS_STATUS_SUCCESS) st = cublasSetWorkspace(h, blas.workspace, blas.bytes);
+  return st;
+}
+
+}  // namespace
+
+void launch_vendor(const Blas& blas, const void* W, const __nv_bfloat16* x, int64_t m, __nv_bfloat16* out,
+                   int64_t rows, int64_t k, cudaStream_t stream) {
+  auto h = static_cast<cublasHandle_t>(blas.handle);
+  const float one = 1.f, zero = 0.f;
+  cublasStatus_t st = bind(blas, stream);
   if (st == CUBLAS_STATUS_SUCCESS)
     st = cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(rows), static_cast<int>(m),
                       static_cast<int>(k), &one, W, CUDA_R_16BF, static_cast<int>(k), x, CUDA_R_16BF,
@@ -27,13 +39,13 @@ void launch_vendor(void* handle, const void* W, const __nv_bfloat16* x, int64_t 
                             m, rows, k));
 }
 
-void launch_vendor_hilo(void* handle, const void* hi, const void* lo, const void* lo2, const __nv_bfloat16* x,
+void launch_vendor_hilo(const Blas& blas, const void* hi, const void* lo, const void* lo2, const __nv_bfloat16* x,
                         int64_t m, float* out, int64_t rows, int64_t k, cudaStream_t stream) {
-  auto h = static_cast<cublasHandle_t>(handle);
+  auto h = static_cast<cublasHandle_t>(blas.handle);
   const void* terms[3] = {hi, lo, lo2};
   const float alpha[3] = {1.f, 1.f / 256.f, 1.f / 65536.f};
   const float zero = 0.f, one = 1.f;
-  cublasStatus_t st = cublasSetStream(h, stream);
+  cublasStatus_t st = bind(blas, stream);
   for (int t = 0; t < 3 && st == CUBLAS_STATUS_SUCCESS && terms[t] != nullptr; ++t)
     st = cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(rows), static_cast<int>(m), static_cast<int>(k),
                       &alpha[t], terms[t], CUDA_R_16BF, static_cast<int>(k), x, CUDA_R_16BF, static_cast<int>(k),
