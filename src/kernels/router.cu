@@ -31,29 +31,10 @@ void dispatch_nt(const Config& cfg, const family::Args& a, cudaStream_t stream) 
 
 void launch_router(const Config& cfg, const HiLoView& w, const __nv_bfloat16* x, int64_t m, float* out,
                    int64_t rows, cudaStream_t stream) {
-  family::Args a;
+  family::Args a = family::make_args("router", cfg, x, out, m, rows, w.k, w.k_groups, w.split);
   a.w0 = w.hi;
   a.w1 = w.lo;
   a.w2 = w.lo2;
-  a.x = x;
-  a.out = out;
-  a.m = static_cast<int>(m);
-  a.rows = static_cast<int>(rows);
-  a.k = static_cast<int>(w.k);
-  a.k_groups = static_cast<int>(w.k_groups);
-  a.row_tiles = static_cast<int>((rows + 15) / 16);
-  a.rt_cta = cfg.rt_cta;
-  a.wk = cfg.wk;
-  a.gpw = cfg.gpw;
-  a.cs = cfg.split_k;
-  a.xvec = (w.k % 8 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0) ? 1 : 0;
-  a.ws = w.split.ws;
-  a.cnt = w.split.cnt;
-  a.ws_cap = w.split.ws_floats;
-  a.cnt_cap = w.split.counters;
-  if (static_cast<int64_t>(cfg.split_k) * cfg.wk * cfg.gpw < w.k_groups)
-    throw Error(fmt::format("solgemm: router: layout [{}] covers {} k groups of {}", cfg.str(),
-                            static_cast<int64_t>(cfg.split_k) * cfg.wk * cfg.gpw, w.k_groups));
   if (w.lo2 != nullptr) {
     // Same k slices per CTA, half the warps along K with twice the groups each (fixed per shape too).
     while (a.rt_cta * a.wk > 8 && a.wk % 2 == 0) {

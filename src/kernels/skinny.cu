@@ -34,31 +34,12 @@ void launch_skinny(const Config& cfg, const PackedView& w, const __nv_bfloat16* 
                    int64_t rows, cudaStream_t stream) {
   if (m > 8 * cfg.n_tiles)
     throw Error(fmt::format("solgemm: skinny: m = {} exceeds 8 * n_tiles = {}", m, 8 * cfg.n_tiles));
-  family::Args a;
+  family::Args a = family::make_args("skinny", cfg, x, out, m, rows, w.k, w.k_groups, w.split);
   a.w0 = w.data;
   a.exc_off = w.exc_off;
   a.exc = w.exc;
   a.base_add = decode::base_add(w.base);
-  a.x = x;
-  a.out = out;
-  a.m = static_cast<int>(m);
-  a.rows = static_cast<int>(rows);
-  a.k = static_cast<int>(w.k);
-  a.k_groups = static_cast<int>(w.k_groups);
   a.k_blocks = static_cast<int>(w.k_blocks);
-  a.row_tiles = static_cast<int>((rows + 15) / 16);
-  a.rt_cta = cfg.rt_cta;
-  a.wk = cfg.wk;
-  a.gpw = cfg.gpw;
-  a.cs = cfg.split_k;
-  a.xvec = (w.k % 8 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0) ? 1 : 0;
-  a.ws = w.split.ws;
-  a.cnt = w.split.cnt;
-  a.ws_cap = w.split.ws_floats;
-  a.cnt_cap = w.split.counters;
-  if (static_cast<int64_t>(cfg.split_k) * cfg.wk * cfg.gpw < w.k_groups)
-    throw Error(fmt::format("solgemm: skinny: layout [{}] covers {} k groups of {}", cfg.str(),
-                            static_cast<int64_t>(cfg.split_k) * cfg.wk * cfg.gpw, w.k_groups));
   if (w.bits12)
     dispatch_nt<family::Dec12>(cfg, a, stream);
   else

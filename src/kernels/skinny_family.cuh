@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "decode.cuh"
 #include "decode.hpp"
 #include "solgemm/solgemm.hpp"
 
@@ -51,15 +52,36 @@ struct Args {
   size_t ws_cap = 0, cnt_cap = 0;    // capacities (floats, counters) of ws and cnt
 };
 
+// The launch arguments every policy shares (layout, x, out, split-K workspace), checked against the matrix:
+// the layout must cover its k groups. `who` names the launcher in errors.
+inline Args make_args(const char* who, const Config& cfg, const __nv_bfloat16* x, void* out, int64_t m, int64_t rows,
+                      int64_t k, int64_t k_groups, const SplitWs& split) {
+  if (static_cast<int64_t>(cfg.split_k) * cfg.wk * cfg.gpw < k_groups)
+    throw Error(fmt::format("solgemm: {}: layout [{}] covers {} k groups of {}", who, cfg.str(),
+                            static_cast<int64_t>(cfg.split_k) * cfg.wk * cfg.gpw, k_groups));
+  Args a;
+  a.x = x;
+  a.out = out;
+  a.m = static_cast<int>(m);
+  a.rows = static_cast<int>(rows);
+  a.k = static_cast<int>(k);
+  a.k_groups = static_cast<int>(k_groups);
+  a.row_tiles = static_cast<int>((rows + 15) / 16);
+  a.rt_cta = cfg.rt_cta;
+  a.wk = cfg.wk;
+  a.gpw = cfg.gpw;
+  a.cs = cfg.split_k;
+  a.xvec = (k % 8 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0) ? 1 : 0;
+  a.ws = split.ws;
+  a.cnt = split.cnt;
+  a.ws_cap = split.ws_floats;
+  a.cnt_cap = split.counters;
+  return a;
+}
+
 // ---- weight-source policies: loads per lane per group, and the decode into A registers ------------------
 
-__device__ __forceinline__ uint4 ldg_stream(const uint8_t* p) {
-  uint4 v;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
-  return v;
-}
+__device__ __forceinline__ uint4 ldg_stream(const uint8_t* p) { return ld_stream16(p); }
 
 struct Dec12 {
   static constexpr int kLoads = 3, kTerms = 1;
