@@ -5,4 +5,7 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$BUILD" -j"$(nproc)"
+if ! nvidia-smi -L >/dev/null 2>&1; then
+  echo "test.sh: no CUDA GPU here: the GPU tests (label gpu) will report Skipped (\"no CUDA GPU: GPU test skipped\")"
+fi
 ctest --test-dir "$BUILD" --output-on-failure "$@"
