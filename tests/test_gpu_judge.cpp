@@ -154,17 +154,8 @@ TEST(GpuJudge, AdversarialWeightsCheckCleanly) {
 
 #ifdef SOLGEMM_JUDGE_EXE
 namespace {
-// The judge executable: SOLGEMM_JUDGE_EXE from the environment, else ../judge/solgemm-judge next to this test
-// (so a build folder copied to another machine still works), else the path CMake recorded.
 std::string judge_exe() {
-  if (const char* e = std::getenv("SOLGEMM_JUDGE_EXE")) return e;
-  std::error_code ec;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    const auto rel = self.parent_path().parent_path() / "judge" / "solgemm-judge";
-    if (std::filesystem::exists(rel, ec)) return rel.string();
-  }
-  return SOLGEMM_JUDGE_EXE;
+  return solgemm::testing::project_exe("SOLGEMM_JUDGE_EXE", "judge/solgemm-judge", SOLGEMM_JUDGE_EXE);
 }
 }  // namespace
 

@@ -2,6 +2,8 @@
 // line on stderr and exit code 2 (in process through parse_cli, and through the executable itself).
 #include <gtest/gtest.h>
 
+#include "testing.hpp"
+
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -116,17 +118,8 @@ TEST(JudgeCli, BadInputGivesOneLineAndExitCode2) {
 
 #ifdef SOLGEMM_JUDGE_EXE
 namespace {
-// The judge executable: SOLGEMM_JUDGE_EXE from the environment, else ../judge/solgemm-judge next to this test
-// (so a build folder copied to another machine still works), else the path CMake recorded.
 std::string judge_exe() {
-  if (const char* e = std::getenv("SOLGEMM_JUDGE_EXE")) return e;
-  std::error_code ec;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    const auto rel = self.parent_path().parent_path() / "judge" / "solgemm-judge";
-    if (std::filesystem::exists(rel, ec)) return rel.string();
-  }
-  return SOLGEMM_JUDGE_EXE;
+  return solgemm::testing::project_exe("SOLGEMM_JUDGE_EXE", "judge/solgemm-judge", SOLGEMM_JUDGE_EXE);
 }
 }  // namespace
 

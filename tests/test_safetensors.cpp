@@ -259,7 +259,9 @@ TEST(Inspect, CommandLine) {
       "cli_bad.safetensors", file_bytes(R"({"a":{"dtype":"F32","shape":[100],"data_offsets":[0,400]}})", Bytes(8)));
   const std::string out = temp_path("cli.out"), err = temp_path("cli.err");
   auto run = [&](const std::string& args) {
-    const std::string cmd = std::string("\"") + SOLGEMM_INSPECT_EXE + "\" " + args + " >" + out + " 2>" + err;
+    const std::string exe =
+        solgemm::testing::project_exe("SOLGEMM_INSPECT_EXE", "tools/solgemm-inspect", SOLGEMM_INSPECT_EXE);
+    const std::string cmd = "\"" + exe + "\" " + args + " >" + out + " 2>" + err;
     const int rc = std::system(cmd.c_str());
     return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
   };

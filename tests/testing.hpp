@@ -12,6 +12,11 @@ bool have_gpu();
 // The seed a test uses: SOLGEMM_TEST_SEED from the environment, else `fallback`. Printed on failure.
 uint64_t test_seed(uint64_t fallback);
 
+// A project executable a test runs: $env_var if set, else build_dir/rel_path where build_dir is the folder
+// above this test's own folder (so a build folder copied to another machine still works), else `fallback`
+// (the path CMake recorded).
+std::string project_exe(const char* env_var, const char* rel_path, const char* fallback);
+
 }  // namespace solgemm::testing
 
 #define SOLGEMM_REQUIRE_GPU()                                                         \
