@@ -324,13 +324,13 @@ int main(int argc, char** argv) {
                     (lstr(sh.cands[0]) + "-noexc").c_str(), us, ceil_us, us / ceil_us, bytes / (us * 1e3), "-");
       }
       {  // cuBLAS (vendor family) on the raw BF16 weights
-        solgemm::kernels::launch_vendor({blas, blas_ws, size_t{32} << 20}, dw, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, sh.k, tm.s);
+        solgemm::kernels::launch_vendor({blas, blas_ws, size_t{32} << 20}, nullptr, dw, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, sh.k, tm.s);
         CK(cudaStreamSynchronize(tm.s));
         std::vector<uint16_t> o(static_cast<size_t>(m) * sh.rows);
         CK(cudaMemcpy(o.data(), out, o.size() * 2, cudaMemcpyDeviceToHost));
         const double rd = first.empty() ? 0.0 : rel_diff(o, first);
         const float us = tm.time([&] {
-          solgemm::kernels::launch_vendor({blas, blas_ws, size_t{32} << 20}, dw, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, sh.k, tm.s);
+          solgemm::kernels::launch_vendor({blas, blas_ws, size_t{32} << 20}, nullptr, dw, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, sh.k, tm.s);
         }) - fixed;
         std::printf("%-12s %4d %-18s %9.2f %9.2f %8.3f %8.0f %10.2e\n", sh.name, m, "cublas", us, ceil_us,
                     us / ceil_us, bytes / (us * 1e3), rd);

@@ -51,7 +51,8 @@ struct Weights::Impl {
   double bits = 16;
   std::string desc;
   std::optional<Kernel> forced;          // PrepareOptions::kernel
-  cublasHandle_t blas = nullptr;         // vendor family (BF16, m > 64), with its own workspace
+  cublasHandle_t blas = nullptr;         // vendor family, with its own workspace
+  std::shared_ptr<kernels::VendorTable> vendor_table;  // cuBLASLt algorithms tuned at prepare (BF16)
   DevBuf blas_ws;
   DevBuf split_ws, split_cnt;            // skinny / router split-K workspace + zeroed counters (kernels.hpp)
   kernels::SplitWs split;
@@ -198,6 +199,10 @@ Weights Weights::prepare(const void* d_W, DType wt, int64_t n, int64_t k, cudaSt
   impl->blas_ws.bytes = kBlasWorkspace;
   if (cublasSetWorkspace(impl->blas, impl->blas_ws.p, kBlasWorkspace) != CUBLAS_STATUS_SUCCESS)
     throw Error("solgemm: prepare: cublasSetWorkspace failed");
+  if (wt == DType::bf16 && opt.tune_vendor) {
+    impl->vendor_table = kernels::tune_vendor(impl->blas_ctx(), impl->raw.p, n, k, stream);
+    impl->desc += "; " + kernels::describe(*impl->vendor_table);
+  }
   return Weights(std::move(impl));
 }
 
@@ -234,7 +239,7 @@ void Weights::run(const void* d_x, int64_t m, void* d_out, int64_t rows, cudaStr
         kernels::launch_vendor_hilo(w.blas_ctx(), w.hi_rm.p, w.lo_rm.p, w.lo2_rm.p, x, m, static_cast<float*>(d_out), rows,
                                     w.k, stream);
       else
-        kernels::launch_vendor(w.blas_ctx(), w.raw.p, x, m, static_cast<__nv_bfloat16*>(d_out), rows, w.k, stream);
+        kernels::launch_vendor(w.blas_ctx(), w.vendor_table.get(), w.raw.p, x, m, static_cast<__nv_bfloat16*>(d_out), rows, w.k, stream);
       break;
     case Kernel::router: {
       kernels::HiLoView v;

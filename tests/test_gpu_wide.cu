@@ -58,9 +58,10 @@ std::vector<uint16_t> make_x(int64_t m, int64_t k, uint64_t seed) {
   return x;
 }
 
-void check_shape(int64_t n, int64_t k, int64_t rows, int64_t m, Weights kind, uint64_t seed) {
+void check_shape(int64_t n, int64_t k, int64_t rows, int64_t m, Weights kind, uint64_t seed,
+                 const char* family = "wide") {
   SCOPED_TRACE(testing::Message() << "N=" << n << " K=" << k << " rows=" << rows << " m=" << m << " kind="
-                                  << static_cast<int>(kind) << " seed=" << seed);
+                                  << static_cast<int>(kind) << " seed=" << seed << " family=" << family);
   const auto hw = make_w(n, k, kind, seed);
   const auto hx = make_x(m, k, seed + 1);
   __nv_bfloat16 *dw, *dx, *dout;
@@ -73,7 +74,7 @@ void check_shape(int64_t n, int64_t k, int64_t rows, int64_t m, Weights kind, ui
   CK(cudaMemcpy(dw, hw.data(), hw.size() * 2, cudaMemcpyHostToDevice));
   CK(cudaMemcpy(dx, hx.data(), hx.size() * 2, cudaMemcpyHostToDevice));
   solgemm::PrepareOptions opt;
-  opt.kernel = "wide";  // the plan table does not choose it yet (docs/kernels.md)
+  opt.kernel = family;  // the plan table does not choose the wide family yet (docs/kernels.md)
   auto w = solgemm::Weights::prepare(dw, solgemm::DType::bf16, n, k, nullptr, opt);
   const std::string plan = w.plan_for(m, rows);
   SCOPED_TRACE(plan + " | " + w.description());
@@ -138,6 +139,17 @@ TEST(GpuWide, ExceptionsFallbackAndOddShapes) {
   check_shape(1024, 4096, 1024, 100, Weights::sprinkled, seed);
   check_shape(1024, 2048, 1024, 200, Weights::adversarial, seed);
   check_shape(1000, 1000, 968, 77, Weights::normal, seed);  // N, K not multiples of 64, rows < N
+}
+
+// The vendor family (cuBLAS, with the cuBLASLt algorithms tuned at prepare for m = 1, 2, 4, ..., 256 on all N
+// rows, and plain cublasGemmEx otherwise): the same checks, at tuned and untuned m, full rows and a slice.
+TEST(GpuVendor, TunedAndDefaultPaths) {
+  SOLGEMM_REQUIRE_GPU();
+  const uint64_t seed = solgemm::testing::test_seed(13);
+  for (int64_t m : {1, 3, 8, 16, 33, 128, 200, 256, 300})
+    check_shape(2304, 8192, 2304, m, Weights::normal, seed + m, "vendor");
+  check_shape(8192, 4096, 1024, 8, Weights::normal, seed, "vendor");
+  check_shape(1000, 1000, 968, 77, Weights::normal, seed, "vendor");
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <string>
 
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -22,7 +24,14 @@ struct Blas {
   void* workspace = nullptr;
   size_t bytes = 0;
 };
-void launch_vendor(const Blas& blas, const void* W, const __nv_bfloat16* x, int64_t m, __nv_bfloat16* out,
+// cuBLASLt algorithms chosen at prepare by timing the heuristic's candidates (cold L2) for one BF16 matrix
+// (all N rows) at m = 1, 2, 4, ..., 256; a call uses its m's bucket (the next power of two) when the algorithm
+// serves that m, else plain cublasGemmEx. Only algorithms without reduction or with an FP32 workspace reduction
+// (deterministic, no BF16 partials) are considered.
+struct VendorTable;
+std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_t n, int64_t k, cudaStream_t stream);
+std::string describe(const VendorTable& t);
+void launch_vendor(const Blas& blas, const VendorTable* table, const void* W, const __nv_bfloat16* x, int64_t m, __nv_bfloat16* out,
                    int64_t rows, int64_t k, cudaStream_t stream);
 
 // vendor.cu, FP32 weights stored as row-major BF16 hi, lo (and lo2 when exact, else nullptr): cuBLAS GEMMs
