@@ -224,13 +224,22 @@ int main(int argc, char** argv) {
   // First layout of each list = the plan's; "noexc" = the plan's layout with the exception tables emptied
   // (wrong results where exceptions are; measures what the exception path costs).
   const std::vector<Shape> shapes = {
-      {"qkv_gate", 2304, 8192, 2304, {{8, 9, 1, 16}, {8, 8, 2, 8}, {16, 9, 1, 8}, {8, 3, 2, 8}}},
+      {"qkv_gate", 2304, 8192, 2304, {{8, 9, 1, 16}, {8, 8, 2, 8}, {16, 9, 1, 8}, {8, 3, 2, 8}, {16, 9, 1, 8}}},
       {"o", 8192, 1024, 8192, {{1, 4, 2, 8}, {1, 4, 4, 4}, {1, 2, 4, 4}, {1, 2, 2, 8}}},
       {"pooler", 4096, 8192, 4096, {{8, 16, 1, 16}, {8, 8, 1, 16}, {4, 8, 2, 16}, {8, 8, 2, 8}}},
       {"unpooler", 8192, 4096, 8192, {{4, 16, 1, 16}, {4, 8, 1, 16}, {2, 8, 2, 16}, {4, 8, 2, 8}}},
-      {"unpool_1024", 8192, 4096, 1024, {{4, 2, 8, 2}, {8, 4, 4, 2}, {8, 4, 2, 4}, {4, 4, 4, 4}}},
+      {"unpool_1024", 8192, 4096, 1024, {{4, 2, 8, 2}, {8, 4, 4, 2}, {8, 4, 2, 4}, {4, 4, 4, 4}, {16, 4, 1, 4}}},
   };
-  const int ms[] = {1, 8, 16, 32, 33, 64};
+  // m values: argv[3] = comma list (default 1,8,16,32,33,64).
+  std::vector<int> ms = {1, 8, 16, 32, 33, 64};
+  if (argc > 3) {
+    ms.clear();
+    for (const char* p = argv[3]; *p;) {
+      ms.push_back(std::atoi(p));
+      while (*p && *p != ',') ++p;
+      if (*p == ',') ++p;
+    }
+  }
   // Split-K workspace (generous: every candidate fits) and zeroed counters, as src/api.cu allocates them.
   solgemm::kernels::SplitWs split;
   split.ws_floats = size_t{16} << 20;

@@ -216,15 +216,32 @@ Kernel kernel_from_string(const std::string& name) {
 // the two BF16 tensor-core GEMMs of the vendor family (hi, lo) are cheaper than re-streaming per token chunk.
 constexpr int64_t kRouterFamilyMaxM = 32;
 
+// Where the skinny family beats cuBLAS by a clear margin (bench, docs/results/dev/..._skinny-2cta_bench.log):
+// (rows, K, largest m, layout). Elsewhere BF16 goes to cuBLAS, which is not batch invariant anyway.
+struct SkinnyWin {
+  int64_t rows, k, max_m;
+  Layout layout;
+  const char* why;
+};
+constexpr SkinnyWin kSkinnyWins[] = {
+    {4096, 8192, 1, {8, 8, 1, 16}, "pooler m=1: 18.7 us against cuBLAS 20.4 (2 CTAs per SM, 8-way split-K)"},
+};
+
 Plan select_plan(const Shape& s, int64_t m) {
   switch (s.storage) {
     case Storage::packed12:
     case Storage::packed16: {
-      // Measured on the H200 (docs/perf-notes.md): the skinny family (m <= 64, v2: no clusters, split-K
-      // workspace) and the wide family (m > 64) are correct but still slower than cuBLAS on every judge shape
-      // and m except pooler at m = 1 (-7%) and the unpooler slice at m = 1 (noise); switching families by m
-      // would break batch invariance for that gain, so BF16 goes to cuBLAS until they win at every m.
-      // Force them with PrepareOptions::kernel ("skinny", "wide") to measure them.
+      for (const SkinnyWin& w : kSkinnyWins)
+        if (w.rows == s.rows && w.k == s.k && m <= w.max_m) {
+          Plan p;
+          p.kernel = Kernel::skinny;
+          p.cfg = make_config(w.layout, n_tiles_for(m, 8));
+          p.why = w.why;
+          return p;
+        }
+      // Measured on the H200 (docs/perf-notes.md): elsewhere the skinny family (m <= 64) and the wide family
+      // (m > 64) are correct but not faster than cuBLAS. Force them with PrepareOptions::kernel ("skinny",
+      // "wide") to measure them.
       Plan p;
       p.kernel = Kernel::vendor;
       p.why = m <= 64 ? "BF16 m <= 64: cuBLAS until the skinny family beats it (perf-notes: skinny v2)"

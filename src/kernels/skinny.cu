@@ -17,6 +17,12 @@ namespace {
 
 template <class Src>
 void dispatch_nt(const Config& cfg, const family::Args& a, cudaStream_t stream) {
+  // Layouts of <= 10 warps at m <= 8: a variant capped at 102 registers (4 groups in flight) so that two CTAs
+  // share an SM: twice the warps to hide the decode's issue latency (perf-notes: skinny v2 ncu).
+  if (a.rt_cta * a.wk <= 10 && cfg.n_tiles == 1) {
+    family::launch<Src, 1, 4, 320, 2>(a, stream);
+    return;
+  }
   switch (cfg.n_tiles) {
     // P (groups in flight per lane) shrinks as the accumulators grow: registers <= 128 (512 threads).
     case 1: family::launch<Src, 1, std::is_same_v<Src, family::Dec12> ? 6 : 4>(a, stream); return;
@@ -60,11 +66,14 @@ SplitWs split_ws_need(Storage storage, int64_t n, int64_t k, int64_t max_m) {
   rows.push_back(n);
   for (int64_t r : rows)
     for (int64_t m : ms) {
-      const Plan p = select_plan(Shape{r, k, storage}, m, fam);
-      const family::WsNeed q = family::ws_need(static_cast<int>(m), static_cast<int>(r), p.cfg.rt_cta,
-                                               p.cfg.split_k, p.cfg.n_tiles);
-      need.ws_floats = std::max(need.ws_floats, q.floats);
-      need.counters = std::max(need.counters, q.counters);
+      // The family's own layouts (what PrepareOptions::kernel forces) and the plan table's choice.
+      for (const Plan& p : {select_plan(Shape{r, k, storage}, m, fam), select_plan(Shape{r, k, storage}, m)}) {
+        if (p.kernel != fam) continue;
+        const family::WsNeed q = family::ws_need(static_cast<int>(m), static_cast<int>(r), p.cfg.rt_cta,
+                                                 p.cfg.split_k, p.cfg.n_tiles);
+        need.ws_floats = std::max(need.ws_floats, q.floats);
+        need.counters = std::max(need.counters, q.counters);
+      }
     }
   return need;
 }

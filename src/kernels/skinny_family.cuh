@@ -223,8 +223,8 @@ __device__ __forceinline__ void half_step(const Args& a, const uint4 (&b)[Src::k
   }
 }
 
-template <class Src, int NT, int P, int MAXT>
-__global__ void __launch_bounds__(MAXT, 1) skinny_kernel(const Args a) {
+template <class Src, int NT, int P, int MAXT, int MINB>
+__global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   extern __shared__ __align__(128) uint8_t smem[];
   constexpr int T = Src::kTerms;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -441,9 +441,9 @@ inline WsNeed ws_need(int m, int rows, int rt_cta, int cs, int nt) {
 }
 
 // One launch: grid (cs * row blocks, token chunks), no cluster, rt_cta * wk warps per CTA.
-template <class Src, int NT, int P, int MAXT = 512>
+template <class Src, int NT, int P, int MAXT = 512, int MINB = 1>
 void launch(const Args& a, cudaStream_t stream) {
-  auto kern = skinny_kernel<Src, NT, P, MAXT>;
+  auto kern = skinny_kernel<Src, NT, P, MAXT, MINB>;
   const size_t smem = smem_bytes<NT>(a);
   static const bool attrs = [&] {
     check(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024), "smem attribute");
