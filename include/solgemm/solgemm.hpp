@@ -42,9 +42,6 @@ struct PrepareOptions {
   std::string kernel;
 };
 
-// Which kernel family ran a call, and with what configuration (see plan.hpp / docs/kernels.md).
-struct PlanInfo;
-
 class Weights {
  public:
   // W: device pointer to N x K row-major weights of dtype `wt` (bf16 -> out bf16; f32 -> out f32).
