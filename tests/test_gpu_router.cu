@@ -99,25 +99,7 @@ void check_router(const Case& c, uint64_t seed, const std::string& family) {
   for (int m : {1, 32, 64, 256}) {
     if (m > mmax) continue;
     SCOPED_TRACE("replays m=" + std::to_string(m) + " " + tag);
-    cudaGraph_t g;
-    cudaGraphExec_t ge;
-    SKT_CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
-    w.run(x.p, m, out.p, c.rows, st);
-    SKT_CK(cudaStreamEndCapture(st, &g));
-    SKT_CK(cudaGraphInstantiate(&ge, g, 0));
-    std::vector<uint32_t> first;
-    for (int rep = 0; rep < 10; ++rep) {
-      SKT_CK(cudaMemset(out.p, 0xFF, total * 4));
-      SKT_CK(cudaGraphLaunch(ge, st));
-      SKT_CK(cudaStreamSynchronize(st));
-      const std::vector<uint32_t> o = out.get(static_cast<size_t>(m) * c.rows);
-      if (rep == 0)
-        first = o;
-      else
-        ASSERT_EQ(o, first) << "replay " << rep << " differs";
-    }
-    cudaGraphExecDestroy(ge);
-    cudaGraphDestroy(g);
+    skt::expect_replays_equal(w, x.p, out, total, m, c.rows, st);
   }
   cudaStreamDestroy(st);
 }

@@ -141,4 +141,30 @@ double rel_l2(const std::vector<OT>& out, const std::vector<double>& ref, int64_
 
 inline std::string seed_msg(uint64_t seed) { return "seed " + std::to_string(seed) + " (SOLGEMM_TEST_SEED)"; }
 
+// Determinism and graph safety: one call captured into a graph, replayed 10 times over a NaN-poisoned out
+// (total elements of T), each replay's first m x rows elements bitwise equal to the first replay's.
+template <class T>
+void expect_replays_equal(const solgemm::Weights& w, const void* x, Dev<T>& out, size_t total, int m, int64_t rows,
+                          cudaStream_t st) {
+  cudaGraph_t g;
+  cudaGraphExec_t ge;
+  SKT_CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
+  w.run(x, m, out.p, rows, st);
+  SKT_CK(cudaStreamEndCapture(st, &g));
+  SKT_CK(cudaGraphInstantiate(&ge, g, 0));
+  std::vector<T> first;
+  for (int rep = 0; rep < 10; ++rep) {
+    SKT_CK(cudaMemset(out.p, 0xFF, total * sizeof(T)));
+    SKT_CK(cudaGraphLaunch(ge, st));
+    SKT_CK(cudaStreamSynchronize(st));
+    const std::vector<T> o = out.get(static_cast<size_t>(m) * rows);
+    if (rep == 0)
+      first = o;
+    else
+      ASSERT_EQ(o, first) << "replay " << rep << " differs";
+  }
+  cudaGraphExecDestroy(ge);
+  cudaGraphDestroy(g);
+}
+
 }  // namespace skt
