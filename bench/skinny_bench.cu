@@ -140,16 +140,7 @@ struct Timer {
 struct Layout {
   int cs, rt_cta, wk, gpw;
 };
-solgemm::Config cfg_of(const Layout& l, int nt) {
-  solgemm::Config c;
-  c.split_k = l.cs;
-  c.rt_cta = l.rt_cta;
-  c.wk = l.wk;
-  c.gpw = l.gpw;
-  c.warps = l.rt_cta * l.wk;
-  c.n_tiles = nt;
-  return c;
-}
+solgemm::Config cfg_of(const Layout& l, int nt) { return solgemm::layout_config(l.cs, l.rt_cta, l.wk, l.gpw, nt); }
 std::string lstr(const Layout& l) { return fmt::format("cs{}/rt{}/wk{}/g{}", l.cs, l.rt_cta, l.wk, l.gpw); }
 
 struct Shape {

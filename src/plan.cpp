@@ -31,6 +31,17 @@ const char* to_string(Storage s) {
   return "?";
 }
 
+Config layout_config(int split_k, int rt_cta, int wk, int gpw, int n_tiles) {
+  Config c;
+  c.split_k = split_k;
+  c.rt_cta = rt_cta;
+  c.wk = wk;
+  c.gpw = gpw;
+  c.warps = rt_cta * wk;
+  c.n_tiles = n_tiles;
+  return c;
+}
+
 std::string Config::str() const {
   return fmt::format("split_k={} n_tiles={} warps={} rt_cta={} wk={} gpw={}", split_k, n_tiles, warps, rt_cta, wk,
                      gpw);
@@ -52,16 +63,7 @@ struct Layout {
   int cs, rt_cta, wk, gpw;
 };
 
-Config make_config(const Layout& l, int n_tiles) {
-  Config c;
-  c.split_k = l.cs;
-  c.rt_cta = l.rt_cta;
-  c.wk = l.wk;
-  c.gpw = l.gpw;
-  c.warps = l.rt_cta * l.wk;
-  c.n_tiles = n_tiles;
-  return c;
-}
+Config make_config(const Layout& l, int n_tiles) { return layout_config(l.cs, l.rt_cta, l.wk, l.gpw, n_tiles); }
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 

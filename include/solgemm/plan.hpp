@@ -40,6 +40,9 @@ struct Config {
   std::string str() const;
 };
 
+// A layout of the skinny / router families (split_k, rt_cta, wk, gpw) at n_tiles, as a Config.
+Config layout_config(int split_k, int rt_cta, int wk, int gpw, int n_tiles);
+
 struct Plan {
   Kernel kernel = Kernel::reference;
   Config cfg;
