@@ -215,11 +215,11 @@ int main(int argc, char** argv) {
   // First layout of each list = the plan's; "noexc" = the plan's layout with the exception tables emptied
   // (wrong results where exceptions are; measures what the exception path costs).
   const std::vector<Shape> shapes = {
-      {"qkv_gate", 2304, 8192, 2304, {{8, 9, 1, 16}, {8, 8, 2, 8}, {16, 9, 1, 8}, {8, 3, 2, 8}, {16, 9, 1, 8}}},
-      {"o", 8192, 1024, 8192, {{1, 4, 2, 8}, {1, 4, 4, 4}, {1, 2, 4, 4}, {1, 2, 2, 8}}},
-      {"pooler", 4096, 8192, 4096, {{8, 16, 1, 16}, {8, 8, 1, 16}, {4, 8, 2, 16}, {8, 8, 2, 8}}},
-      {"unpooler", 8192, 4096, 8192, {{4, 16, 1, 16}, {4, 8, 1, 16}, {2, 8, 2, 16}, {4, 8, 2, 8}}},
-      {"unpool_1024", 8192, 4096, 1024, {{4, 2, 8, 2}, {8, 4, 4, 2}, {8, 4, 2, 4}, {4, 4, 4, 4}, {16, 4, 1, 4}}},
+      {"qkv_gate", 2304, 8192, 2304, {{8, 9, 1, 16}, {8, 9, 2, 8}, {16, 9, 1, 8}}},
+      {"o", 8192, 1024, 8192, {{1, 4, 4, 4}, {1, 2, 4, 4}, {1, 4, 2, 8}, {1, 4, 8, 2}}},
+      {"pooler", 4096, 8192, 4096, {{8, 16, 1, 16}, {8, 8, 1, 16}, {4, 8, 2, 16}, {4, 8, 4, 8}, {8, 16, 2, 8}}},
+      {"unpooler", 8192, 4096, 8192, {{4, 16, 1, 16}, {4, 8, 1, 16}, {2, 8, 2, 16}, {2, 8, 4, 8}, {4, 16, 2, 8}}},
+      {"unpool_1024", 8192, 4096, 1024, {{4, 2, 8, 2}, {8, 4, 4, 2}, {8, 4, 2, 4}, {4, 2, 16, 1}}},
   };
   // m values: argv[3] = comma list (default 1,8,16,32,33,64).
   std::vector<int> ms = {1, 8, 16, 32, 33, 64};
@@ -290,7 +290,7 @@ int main(int argc, char** argv) {
                     .str()
                     .c_str());
     for (int m : ms) {
-      const int nt = m <= 8 ? 1 : m <= 16 ? 2 : m <= 32 ? 4 : 8;
+      const int nt = m <= 8 ? 1 : m <= 16 ? 2 : 4;
       std::vector<uint16_t> first;
       for (const Layout& l : sh.cands) {
         const solgemm::Config c = cfg_of(l, nt);
@@ -322,6 +322,17 @@ int main(int argc, char** argv) {
         }) - fixed;
         std::printf("%-12s %4d %-18s %9.2f %9.2f %8.3f %8.0f %10s\n", sh.name, m,
                     (lstr(sh.cands[0]) + "-noexc").c_str(), us, ceil_us, us / ceil_us, bytes / (us * 1e3), "-");
+      }
+      for (int dg : {1, 2, 3}) {  // the plan's layout: 1 = ring only (no decode, no MMA), 2 = no reduction, 3 = both
+        solgemm::kernels::PackedView vd = v;
+        vd.diag = dg;
+        const solgemm::Config c = cfg_of(sh.cands[0], nt);
+        const float us = tm.time([&] {
+          solgemm::kernels::launch_skinny(c, vd, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
+        }) - fixed;
+        std::printf("%-12s %4d %-18s %9.2f %9.2f %8.3f %8.0f %10s\n", sh.name, m,
+                    (lstr(sh.cands[0]) + (dg == 1 ? "-ring" : dg == 2 ? "-notail" : "-ring-notail")).c_str(), us,
+                    ceil_us, us / ceil_us, bytes / (us * 1e3), "-");
       }
       {  // cuBLAS (vendor family) on the raw BF16 weights
         solgemm::kernels::launch_vendor({blas, blas_ws, size_t{32} << 20}, nullptr, dw, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, sh.k, tm.s);

@@ -82,7 +82,7 @@ Layout auto_layout(int64_t rows, int64_t k) {
         const int64_t slices = static_cast<int64_t>(cs) * wk;
         const int64_t gpw = ceil_div(kg, slices);
         if (gpw > 112 || (slices - 1) * gpw >= kg) continue;  // no empty k slices
-        if (wk * gpw > 24) continue;                           // x: 64 tokens x k range <= 192 KB
+        if (wk * gpw > 24) continue;                           // x: 32 tokens x k range <= 96 KB
         const int64_t ctas = ceil_div(rt, rt_cta) * cs;
         const double waves = static_cast<double>(ceil_div(ctas, 132));
         const double cost = waves * static_cast<double>(std::min<int64_t>(rt_cta, rt) * wk * gpw) *
@@ -106,7 +106,7 @@ struct Tuned {
 // (or 2 per SM where registers and x allow), x's k range per CTA <= 1024 (16 groups: 128 KB of x at m = 64).
 // Measured on the H200 with bench/skinny_bench (docs/perf-notes.md, "Skinny v2").
 constexpr Tuned kTunedPacked[] = {
-    {2304, 8192, {8, 9, 1, 16}, "qkv_gate: 9 row tiles x K/8 per CTA, 128 CTAs (1 wave), 8-way split-K workspace"},
+    {2304, 8192, {8, 9, 2, 8}, "qkv_gate: 9 row tiles x 2 k warps x K/8 per CTA, 128 CTAs (1 wave), 8-way split-K"},
     {8192, 1024, {1, 4, 4, 4}, "o: 4 row tiles x 4 k warps (whole K) per CTA, 128 CTAs, no split"},
     {4096, 8192, {8, 16, 1, 16}, "pooler: 16 row tiles x K/8 per CTA, 128 CTAs (1 wave), 8-way split-K workspace"},
     {8192, 4096, {4, 16, 1, 16}, "unpooler: 16 row tiles x K/4 per CTA, 128 CTAs (1 wave), 4-way split-K workspace"},
@@ -136,7 +136,7 @@ Plan plan_packed(const Shape& s, int64_t m) {
   Plan p;
   p.kernel = Kernel::skinny;
   const Tuned* t = find_tuned(kTunedPacked, s);
-  p.cfg = make_config(t ? t->layout : auto_layout(s.rows, s.k), n_tiles_for(m, 8));
+  p.cfg = make_config(t ? t->layout : auto_layout(s.rows, s.k), n_tiles_for(m, 4));
   p.why = fmt::format("{} weights; {}", code, t ? t->why : "untuned shape: auto layout (one wave, least work per SM)");
   return p;
 }
@@ -218,15 +218,17 @@ Kernel kernel_from_string(const std::string& name) {
 // the two BF16 tensor-core GEMMs of the vendor family (hi, lo) are cheaper than re-streaming per token chunk.
 constexpr int64_t kRouterFamilyMaxM = 32;
 
-// Where the skinny family beats cuBLAS by a clear margin (bench, docs/results/dev/..._skinny-2cta_bench.log):
-// (rows, K, largest m, layout). Elsewhere BF16 goes to cuBLAS, which is not batch invariant anyway.
+// Where the skinny family beats cuBLAS by a clear margin (bench, docs/results/dev/..._skinny-v3-producer_bench.log):
+// (rows, K, largest m, layout). Elsewhere BF16 goes to cuBLAS, which is not batch invariant anyway; rows of
+// m <= max_m are batch invariant among themselves (one layout), not with the cuBLAS rows above.
 struct SkinnyWin {
   int64_t rows, k, max_m;
   Layout layout;
   const char* why;
 };
 constexpr SkinnyWin kSkinnyWins[] = {
-    {4096, 8192, 1, {8, 8, 1, 16}, "pooler m=1: 18.7 us against cuBLAS 20.4 (2 CTAs per SM, 8-way split-K)"},
+    {2304, 8192, 8, {8, 9, 2, 8}, "qkv_gate m<=8: 12.6-13.3 us against cuBLAS 14.0-14.2 (bulk-copy ring, 8-way split-K)"},
+    {4096, 8192, 8, {8, 16, 1, 16}, "pooler m<=8: 17.8-18.6 us against cuBLAS 20.7 (bulk-copy ring, 8-way split-K)"},
 };
 
 Plan select_plan(const Shape& s, int64_t m) {
@@ -237,7 +239,7 @@ Plan select_plan(const Shape& s, int64_t m) {
         if (w.rows == s.rows && w.k == s.k && m <= w.max_m) {
           Plan p;
           p.kernel = Kernel::skinny;
-          p.cfg = make_config(w.layout, n_tiles_for(m, 8));
+          p.cfg = make_config(w.layout, n_tiles_for(m, 4));
           p.why = w.why;
           return p;
         }

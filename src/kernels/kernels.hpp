@@ -61,6 +61,7 @@ struct PackedView {
   int base = 112;
   int64_t n = 0, k = 0, row_tiles = 0, k_groups = 0, k_blocks = 0;
   SplitWs split;                     // skinny family: split-K workspace (needed when the plan's split_k > 1)
+  int diag = 0;                      // bench only (skinny_family.cuh Args::diag); 0 everywhere else
 };
 
 // skinny.cu: m <= 64, packed12 / packed16.

@@ -17,11 +17,11 @@ namespace {
 // Exact mode (three terms) needs more registers: at most 8 warps per CTA (256 threads, <= 255 registers).
 template <class Src>
 void dispatch_nt(const Config& cfg, const family::Args& a, cudaStream_t stream) {
-  constexpr int kMaxT = Src::kTerms == 3 ? 256 : 512;
+  constexpr int kMaxT = Src::kTerms == 3 ? 288 : 544;  // compute warps + the producer warp
   switch (cfg.n_tiles) {
-    case 1: family::launch<Src, 1, 1, kMaxT>(a, stream); return;
-    case 2: family::launch<Src, 2, 1, kMaxT>(a, stream); return;
-    case 4: family::launch<Src, 4, 1, kMaxT>(a, stream); return;
+    case 1: family::launch<Src, 1, kMaxT, 1>(a, stream); return;
+    case 2: family::launch<Src, 2, kMaxT, 1>(a, stream); return;
+    case 4: family::launch<Src, 4, kMaxT, 1>(a, stream); return;
     default: break;
   }
   throw Error(fmt::format("solgemm: router: n_tiles = {}; compiled variants are 1, 2, 4", cfg.n_tiles));

@@ -15,37 +15,49 @@ namespace solgemm::kernels {
 
 namespace {
 
+// Register budgets (ptxas, no spills; compute warps + the producer warp): n_tiles 1, 2 fit 64 registers: 2 CTAs
+// of <= 15 + 1 warps or 1 CTA of <= 31 + 1 share an SM; n_tiles 4 needs ~80-96: 2 CTAs of <= 7 + 1 or 1 of
+// <= 18 + 1. m > 32 runs as
+// 32-token chunks (grid y; the weights of the second chunk come from L2).
+// A grid of at most one CTA per SM takes the 1-CTA variant (the whole shared memory for the weight ring).
+template <class Src, int NT, int WARPS2, int WARPS1>
+void launch_nt(const family::Args& a, cudaStream_t stream) {
+  if constexpr (WARPS2 > 0) {
+    int dev = 0, sms = 0;
+    family::check(cudaGetDevice(&dev), "skinny: device");
+    family::check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), "skinny: SM count");
+    const int64_t ctas = static_cast<int64_t>(a.cs) * ((a.row_tiles + a.rt_cta - 1) / a.rt_cta) *
+                         ((a.m + 8 * NT - 1) / (8 * NT));
+    if (a.rt_cta * a.wk <= WARPS2 && ctas > sms) {
+      family::launch<Src, NT, (WARPS2 + 1) * 32, 2>(a, stream);
+      return;
+    }
+  }
+  family::launch<Src, NT, (WARPS1 + 1) * 32, 1>(a, stream);
+}
+
 template <class Src>
 void dispatch_nt(const Config& cfg, const family::Args& a, cudaStream_t stream) {
-  // Layouts of <= 10 warps at m <= 8: a variant capped at 102 registers (4 groups in flight) so that two CTAs
-  // share an SM: twice the warps to hide the decode's issue latency (perf-notes: skinny v2 ncu).
-  if (a.rt_cta * a.wk <= 10 && cfg.n_tiles == 1) {
-    family::launch<Src, 1, 4, 320, 2>(a, stream);
-    return;
-  }
   switch (cfg.n_tiles) {
-    // P (groups in flight per lane) shrinks as the accumulators grow: registers <= 128 (512 threads).
-    case 1: family::launch<Src, 1, std::is_same_v<Src, family::Dec12> ? 6 : 4>(a, stream); return;
-    case 2: family::launch<Src, 2, std::is_same_v<Src, family::Dec12> ? 6 : 4>(a, stream); return;
-    case 4: family::launch<Src, 4, std::is_same_v<Src, family::Dec12> ? 4 : 3>(a, stream); return;
-    case 8: family::launch<Src, 8, 2>(a, stream); return;
+    case 1: launch_nt<Src, 1, 15, 31>(a, stream); return;
+    case 2: launch_nt<Src, 2, 15, 31>(a, stream); return;
+    case 4: launch_nt<Src, 4, 7, 18>(a, stream); return;
     default: break;
   }
-  throw Error(fmt::format("solgemm: skinny: n_tiles = {}; compiled variants are 1, 2, 4, 8", cfg.n_tiles));
+  throw Error(fmt::format("solgemm: skinny: n_tiles = {}; compiled variants are 1, 2, 4 (more tokens: chunks of 32)", cfg.n_tiles));
 }
 
 }  // namespace
 
 void launch_skinny(const Config& cfg, const PackedView& w, const __nv_bfloat16* x, int64_t m, __nv_bfloat16* out,
                    int64_t rows, cudaStream_t stream) {
-  if (m > 8 * cfg.n_tiles)
-    throw Error(fmt::format("solgemm: skinny: m = {} exceeds 8 * n_tiles = {}", m, 8 * cfg.n_tiles));
   family::Args a = family::make_args("skinny", cfg, x, out, m, rows, w.k, w.k_groups, w.split);
   a.w0 = w.data;
   a.exc_off = w.exc_off;
   a.exc = w.exc;
   a.base_add = decode::base_add(w.base);
   a.k_blocks = static_cast<int>(w.k_blocks);
+  a.diag = w.diag;
   if (w.bits12)
     dispatch_nt<family::Dec12>(cfg, a, stream);
   else

@@ -50,6 +50,10 @@ struct Args {
   float* ws = nullptr;               // split-K partials (cs > 1): tiles x cs x 8 NT x 16 rt_cta floats
   unsigned* cnt = nullptr;           // one arrival counter per output tile (row block, token chunk); 0 at rest
   size_t ws_cap = 0, cnt_cap = 0;    // capacities (floats, counters) of ws and cnt
+  int stages = 1;                    // weight ring depth (set by launch from the shared-memory budget); 0 = direct
+  int ring_off = 0;                  // byte offset of the mbarriers (full[stages], empty[stages]) in shared memory
+  int bar_bytes = 0;                 // bytes reserved for them; the ring (stages x warps x one group) follows
+  int diag = 0;                      // bench/skinny_bench only: 1 = no decode or MMA, 2 = no reduction (wrong out)
 };
 
 // The launch arguments every policy shares (layout, x, out, split-K workspace), checked against the matrix:
@@ -81,17 +85,53 @@ inline Args make_args(const char* who, const Config& cfg, const __nv_bfloat16* x
 
 // ---- weight-source policies: loads per lane per group, and the decode into A registers ------------------
 
-__device__ __forceinline__ uint4 ldg_stream(const uint8_t* p) { return ld_stream16(p); }
+// A warp's slot of the ring holds its group's kTerms term-groups back to back, in the global byte order: lane
+// L's 16 bytes of chunk c are at c * 512 + 16 L (conflict-free LDS.128). Each half group loads only the
+// chunks it needs (the registers of the first half are free before the second half's arrive).
+__device__ __forceinline__ uint4 lds16(const uint8_t* slot, int chunk, int lane) {
+  return *reinterpret_cast<const uint4*>(slot + chunk * 512 + lane * 16);
+}
+
+// ---- mbarrier + bulk copy (PTX ISA: mbarrier, cp.async.bulk) ---------------------------------------------
+__device__ __forceinline__ void mbar_init(uint32_t bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+// Wait until the phase of parity `parity` has completed.
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "WAIT:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+      "@!p bra WAIT;\n"
+      "}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+__device__ __forceinline__ void bulk_g2s(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+               "l"(src), "r"(bytes), "r"(bar)
+               : "memory");
+}
 
 struct Dec12 {
   static constexpr int kLoads = 3, kTerms = 1;
   static constexpr bool kExc = true;
   using Out = __nv_bfloat16;
   static constexpr const char* name = "dec12";
-  __device__ static void load(const Args& a, int64_t grp, int lane, uint4 (&b)[kLoads]) {
-    const uint8_t* p = a.w0 + grp * 1536 + lane * 16;
-#pragma unroll
-    for (int c = 0; c < kLoads; ++c) b[c] = ldg_stream(p + c * 512);
+  static constexpr int kTermBytes = 1536;  // one group of one term (the producer copies kTerms of them)
+  __device__ static const uint8_t* term(const Args& a, int) { return a.w0; }
+  // Half HS needs the low bytes of chunk HS and the high words (chunk 2, loaded with half 0).
+  template <int HS>
+  __device__ static void lds_half(const uint8_t* slot, int lane, uint4 (&b)[kLoads]) {
+    b[HS] = lds16(slot, HS, lane);
+    if (HS == 0) b[2] = lds16(slot, 2, lane);
   }
   // Half a group: k steps 2 HS and 2 HS + 1 (low bytes in chunk HS, high words in chunk 2).
   template <int HS>
@@ -114,13 +154,14 @@ struct RawT {
   static constexpr bool kExc = false;
   using Out = std::conditional_t<T == 1, __nv_bfloat16, float>;
   static constexpr const char* name = T == 1 ? "raw16" : (T == 2 ? "hilo" : "hilo3");
-  __device__ static void load(const Args& a, int64_t grp, int lane, uint4 (&b)[kLoads]) {
-    const uint8_t* src[3] = {a.w0, a.w1, a.w2};
+  static constexpr int kTermBytes = 2048;
+  __device__ static const uint8_t* term(const Args& a, int t) { return t == 0 ? a.w0 : (t == 1 ? a.w1 : a.w2); }
+  template <int HS>  // chunks 2 HS, 2 HS + 1 of every term
+  __device__ static void lds_half(const uint8_t* slot, int lane, uint4 (&b)[kLoads]) {
 #pragma unroll
     for (int t = 0; t < T; ++t) {
-      const uint8_t* p = src[t] + grp * 2048 + lane * 16;
-#pragma unroll
-      for (int c = 0; c < 4; ++c) b[4 * t + c] = ldg_stream(p + c * 512);
+      b[4 * t + 2 * HS] = lds16(slot, 4 * t + 2 * HS, lane);
+      b[4 * t + 2 * HS + 1] = lds16(slot, 4 * t + 2 * HS + 1, lane);
     }
   }
   template <int HS>
@@ -223,10 +264,11 @@ __device__ __forceinline__ void half_step(const Args& a, const uint4 (&b)[Src::k
   }
 }
 
-template <class Src, int NT, int P, int MAXT, int MINB>
+template <class Src, int NT, int MAXT, int MINB>
 __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   extern __shared__ __align__(128) uint8_t smem[];
   constexpr int T = Src::kTerms;
+  constexpr int kSlot = Src::kLoads * 512;  // bytes of one group (all terms) in a ring slot
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int nthreads = blockDim.x;
   const int crank = static_cast<int>(blockIdx.x) % a.cs;  // K split of this CTA
@@ -235,18 +277,69 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   const int rt_local = warp % a.rt_cta, kw = warp / a.rt_cta;
   const int rt = rblock * a.rt_cta + rt_local;
   const int g_begin = (crank * a.wk + kw) * a.gpw;       // k group range of this warp
-  const int n = rt < a.row_tiles ? max(min(a.gpw, a.k_groups - g_begin), 0) : 0;  // warp-uniform
-  const int64_t gbase = static_cast<int64_t>(rt) * a.k_groups + g_begin;
+  const int n = (warp < a.rt_cta * a.wk && rt < a.row_tiles) ? max(min(a.gpw, a.k_groups - g_begin), 0) : 0;
   const int k_cta = a.wk * a.gpw * 64, xs_stride = k_cta + 8;
+  const int S = a.stages;
+  const int warps = a.rt_cta * a.wk;  // compute warps; warp `warps` is the producer
+  // Ring iterations of the CTA: the groups of its first k warp (the longest k range).
+  const int n_iter = min(a.gpw, max(a.k_groups - crank * a.wk * a.gpw, 0));
+  // Ring: S stages x warps slots of one group; full[s] (1 arrival + tx bytes) and empty[s] (one arrival per
+  // compute warp) at bars + 8 s and bars + 8 (S + s).
+  const uint32_t bars = smem_u32(smem) + static_cast<uint32_t>(a.ring_off);
+  const int ring_off = a.ring_off + a.bar_bytes;
 
-  // 1. The small loads first (they must not queue behind the weight stream): x of the CTA's k range into
-  //    shared memory (cp.async, zero-fill past m and K), and the exception offsets of this warp's blocks.
-  {
+  // 1. Barriers; then the producer warp streams the weights: lane w copies compute warp w's group of each
+  //    stage (cp.async.bulk, complete_tx on full[s]) once lane 0 has seen the stage's slots released
+  //    (empty[s]; the first round passes at once) and posted the stage's byte count. (Measured: compute warps
+  //    that issue bulk copies themselves stall on the issue; perf-notes, skinny v3.)
+  if (threadIdx.x == 0) {
+    for (int q = 0; q < S; ++q) {
+      mbar_init(bars + 8u * q, 1);
+      mbar_init(bars + 8u * (S + q), static_cast<unsigned>(warps));
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+  if (warp == warps && S > 0) {
+    int pn = 0;
+    int64_t pg = 0;
+    if (lane < warps) {
+      const int prt = rblock * a.rt_cta + lane % a.rt_cta, g0 = (crank * a.wk + lane / a.rt_cta) * a.gpw;
+      pn = prt < a.row_tiles ? max(min(a.gpw, a.k_groups - g0), 0) : 0;
+      pg = static_cast<int64_t>(prt) * a.k_groups + g0;
+    }
+    int q = 0;
+    uint32_t pph = 0;
+    for (int i = 0; i < n_iter; ++i) {
+      const unsigned act = __ballot_sync(0xFFFFFFFFu, i < pn);
+      if (lane == 0) {
+        mbar_wait(bars + 8u * (S + q), pph ^ 1u);
+        mbar_arrive_expect_tx(bars + 8u * q, static_cast<uint32_t>(__popc(act) * kSlot));
+      }
+      __syncwarp();
+      if (i < pn) {
+        const uint32_t dst = smem_u32(smem) + static_cast<uint32_t>(ring_off + (q * warps + lane) * kSlot);
+#pragma unroll
+        for (int t = 0; t < T; ++t)
+          bulk_g2s(dst + t * Src::kTermBytes, Src::term(a, t) + (pg + i) * Src::kTermBytes, Src::kTermBytes,
+                   bars + 8u * q);
+      }
+      if (++q == S) {
+        q = 0;
+        pph ^= 1u;
+      }
+    }
+  }
+
+  // 2. x of the CTA's k range into shared memory (compute warps; cp.async, zero-fill past m and K), and the
+  //    exception offsets and entries of this warp's blocks.
+  const int nthr_c = warps * 32;
+  if (warp < warps) {
     const int kc0 = crank * k_cta;
     const int upt = k_cta / 8;
     if (a.xvec) {
       const uint32_t xs = smem_u32(smem);
-      for (int u = threadIdx.x; u < 8 * NT * upt; u += nthreads) {
+      for (int u = threadIdx.x; u < 8 * NT * upt; u += nthr_c) {
         const int tl = u / upt, kk = (u % upt) * 8;
         const int tok = tok0 + tl, kg = kc0 + kk;
         const bool ok = tok < a.m && kg + 8 <= a.k;
@@ -256,7 +349,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     } else {
       uint16_t* xs = reinterpret_cast<uint16_t*>(smem);
       const uint16_t* x16 = reinterpret_cast<const uint16_t*>(a.x);
-      for (int u = threadIdx.x; u < 8 * NT * k_cta; u += nthreads) {
+      for (int u = threadIdx.x; u < 8 * NT * k_cta; u += nthr_c) {
         const int tl = u / k_cta, kk = u % k_cta;
         const int tok = tok0 + tl, kg = kc0 + kk;
         xs[tl * xs_stride + kk] = (tok < a.m && kg < a.k) ? x16[static_cast<int64_t>(tok) * a.k + kg] : uint16_t{0};
@@ -272,14 +365,8 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     }
   }
 
-  // 2. Weights in flight: the first P groups.
-  uint4 buf[P][Src::kLoads];
-#pragma unroll
-  for (int p = 0; p < P; ++p)
-    if (p < n) Src::load(a, gbase + p, lane, buf[p]);
-
-  // 3. Exception entries (<= 32 per warp: one per lane, issued now, consumed only by a group whose block has
-  //    entries; more: read per group from global memory, slow path). blk_has: bit j = block b_lo + j has any.
+  // 2. Exception entries (<= 32 per warp: one per lane, consumed only by a group whose block has entries; more:
+  //    read per group from global memory, slow path). blk_has: bit j = block b_lo + j has any.
   int e_total = 0, bi = 0;
   unsigned blk_has = 0;
   uint32_t my_e = 0;
@@ -295,10 +382,22 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
       if (e_total <= 32 && lane < e_total) my_e = __ldg(a.exc + q);
     }
   }
+  // Direct mode (stages == 0: one group per warp, no ring): the warp's group straight into registers.
+  uint4 bd[Src::kLoads];
+  if (S == 0 && n > 0) {
+#pragma unroll
+    for (int t = 0; t < T; ++t)
+#pragma unroll
+      for (int c = 0; c < Src::kLoads / T; ++c)
+        bd[t * (Src::kLoads / T) + c] =
+            ld_stream16(Src::term(a, t) + (static_cast<int64_t>(rt) * a.k_groups + g_begin) * Src::kTermBytes +
+                        c * 512 + lane * 16);
+  }
   asm volatile("cp.async.wait_all;\n" ::: "memory");
-  __syncthreads();
+  if (warp < warps) asm volatile("bar.sync 1, %0;\n" ::"r"(nthr_c) : "memory");  // x staged
 
-  // 4. Main loop: decode, patch, multiply; refill the ring P groups ahead.
+  // 3. Main loop (compute warps): wait for the stage, read the warp's slot half a group at a time, release it,
+  //    decode, patch and multiply. Warps without groups in a stage still wait for it and release it.
   float acc[T][NT][4];
 #pragma unroll
   for (int t = 0; t < T; ++t)
@@ -306,123 +405,167 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
       for (int c = 0; c < 4; ++c) acc[t][nt][c] = 0.f;
-  // ldmatrix row address of this lane: token (lane & 7) of the n tile, k + 8 (lane >> 3) of the half group.
-  const uint32_t xrow = smem_u32(smem) + static_cast<uint32_t>(((lane & 7) * xs_stride + kw * a.gpw * 64 +
-                                                                (lane >> 3) * 8) * 2);
-  for (int i0 = 0; i0 < n; i0 += P) {
-#pragma unroll
-    for (int p = 0; p < P; ++p) {
-      const int i = i0 + p;
-      if (i < n) {
-        // Exceptions of this group: mask of lanes holding them (<= 32 per warp), or -1 = slow path.
-        unsigned emask = 0;
-        bool slow = false;
-        if constexpr (Src::kExc) {
-          const int g = g_begin + i, blk = (g >> 2) - (g_begin >> 2);
-          if ((blk_has >> blk) & 1u) {
-            if (e_total <= 32) {
-              const int my_grp = ((g_begin >> 2) + bi) * 4 + static_cast<int>((my_e >> 16) & 255) / 64;
-              emask = __ballot_sync(0xFFFFFFFFu, lane < e_total && my_grp == g);
-            } else {
-              slow = true;
-            }
+  if (warp < warps) {
+    // ldmatrix row address of this lane: token (lane & 7) of the n tile, k + 8 (lane >> 3) of the half group.
+    const uint32_t xrow = smem_u32(smem) + static_cast<uint32_t>(((lane & 7) * xs_stride + kw * a.gpw * 64 +
+                                                                  (lane >> 3) * 8) * 2);
+    // One group: exceptions, then half 0, `mid` (the ring's second half load and release), half 1.
+    auto group = [&](int i, uint4 (&b)[Src::kLoads], auto&& mid) {
+      unsigned emask = 0;
+      bool slow = false;
+      const int g = g_begin + i, blk = (g >> 2) - (g_begin >> 2);
+      if constexpr (Src::kExc) {
+        if ((blk_has >> blk) & 1u) {
+          if (e_total <= 32) {
+            const int my_grp = ((g_begin >> 2) + bi) * 4 + static_cast<int>((my_e >> 16) & 255) / 64;
+            emask = __ballot_sync(0xFFFFFFFFu, lane < e_total && my_grp == g);
+          } else {
+            slow = true;
           }
         }
-        half_step<Src, NT, 0>(a, buf[p], emask, slow, g_begin + i, off_lane, (g_begin + i) / 4 - g_begin / 4,
-                              my_e, lane, xrow + static_cast<uint32_t>(i * 128), xs_stride, acc);
-        half_step<Src, NT, 1>(a, buf[p], emask, slow, g_begin + i, off_lane, (g_begin + i) / 4 - g_begin / 4,
-                              my_e, lane, xrow + static_cast<uint32_t>(i * 128), xs_stride, acc);
-        if (i + P < n) Src::load(a, gbase + i + P, lane, buf[p]);
+      }
+      const uint32_t xr = xrow + static_cast<uint32_t>(i * 128);
+      if (!(a.diag & 1)) half_step<Src, NT, 0>(a, b, emask, slow, g, off_lane, blk, my_e, lane, xr, xs_stride, acc);
+      mid();
+      if (!(a.diag & 1)) half_step<Src, NT, 1>(a, b, emask, slow, g, off_lane, blk, my_e, lane, xr, xs_stride, acc);
+    };
+    if (S == 0) {
+      if (n > 0) group(0, bd, [] {});
+    } else {
+      int s = 0;
+      uint32_t ph = 0;
+      for (int i = 0; i < n_iter; ++i) {
+        mbar_wait(bars + 8u * s, ph);
+        const uint32_t empty = bars + 8u * (S + s);
+        if (i < n) {
+          const uint8_t* slot = smem + ring_off + (s * warps + warp) * kSlot;
+          uint4 b[Src::kLoads];
+          Src::template lds_half<0>(slot, lane, b);
+          group(i, b, [&] {
+            Src::template lds_half<1>(slot, lane, b);
+            __syncwarp();
+            if (lane == 0) mbar_arrive(empty);  // slot read: release it
+          });
+        } else {
+          __syncwarp();
+          if (lane == 0) mbar_arrive(empty);
+        }
+        if (++s == S) {
+          s = 0;
+          ph ^= 1u;
+        }
       }
     }
   }
+  if (a.diag & 2) return;
 
-  // 5. Reduce in a fixed order (k ascending): terms per warp (hi + lo 2^-8 + lo2 2^-16); warps along K inside
+  // 4. Reduce in a fixed order (k ascending): terms per warp (hi + lo 2^-8 + lo2 2^-16); warps along K inside
   //    the CTA (local shared memory); then the cs CTAs of the tile (global workspace, last arrival sums).
   __syncthreads();  // x no longer needed: the partials reuse the shared memory
   float* part = reinterpret_cast<float*>(smem);
+  if (warp < warps) {
 #pragma unroll
-  for (int nt = 0; nt < NT; ++nt)
+    for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
-    for (int c = 0; c < 4; ++c) {
-      float v = acc[T - 1][nt][c];
+      for (int c = 0; c < 4; ++c) {
+        float v = acc[T - 1][nt][c];
 #pragma unroll
-      for (int t = T - 2; t >= 0; --t) v = acc[t][nt][c] + v * (1.0f / 256.0f);
-      part[((warp * NT + nt) * 4 + c) * 32 + lane] = v;
-    }
+        for (int t = T - 2; t >= 0; --t) v = acc[t][nt][c] + v * (1.0f / 256.0f);
+        part[((warp * NT + nt) * 4 + c) * 32 + lane] = v;
+      }
+  }
   __syncthreads();
   const int tile = a.rt_cta * NT * 128;  // elements (rtl, nt, c, lane) of the CTA's output tile
   if (a.wk > 1) {
     for (int e = threadIdx.x; e < tile; e += nthreads) {
-      float s = part[e];
-      for (int w = 1; w < a.wk; ++w) s += part[w * tile + e];
-      part[e] = s;
+      float v = part[e];
+      for (int w = 1; w < a.wk; ++w) v += part[w * tile + e];
+      part[e] = v;
     }
+    __syncthreads();
   }
-  __syncthreads();
-  {
-    using Out = typename Src::Out;
-    Out* out = static_cast<Out*>(a.out);
-    const int tile_rows = a.rt_cta * 16;
-    const int mc = min(8 * NT, a.m - tok0);  // valid tokens of this chunk
-    const int total = tile_rows * mc;
-    const int row0 = (rblock * a.rt_cta) * 16;
-    auto idx_of = [&](int e, int& row, int& tok) {
-      const int tl = e / tile_rows, rl = e % tile_rows;
-      const int rtl = rl >> 4, r16 = rl & 15;
+  // The tile's valid part in output order: token tl < mc, rows rl..rl + 3 (4 rows = one float4).
+  const int tile_rows = a.rt_cta * 16, rq = tile_rows / 4;
+  const int mc = min(8 * NT, a.m - tok0);  // valid tokens of this chunk
+  const int total4 = rq * mc;
+  auto gather4 = [&](int tl, int rl) {  // part[] holds the MMA accumulator layout (rtl, nt, c, lane)
+    float v[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int r = rl + j, rtl = r >> 4, r16 = r & 15;
       const int nt = tl >> 3, c = ((r16 >> 3) << 1) | (tl & 1), ln = (r16 & 7) * 4 + ((tl & 7) >> 1);
-      row = row0 + rl;
-      tok = tok0 + tl;
-      return ((rtl * NT + nt) * 4 + c) * 32 + ln;
-    };
-    if (a.cs == 1) {
-      for (int e = threadIdx.x; e < total; e += nthreads) {
-        int row, tok;
-        const float v = part[idx_of(e, row, tok)];
-        if (row < a.rows) store_out(out, static_cast<int64_t>(tok) * a.rows + row, v);
+      v[j] = part[((rtl * NT + nt) * 4 + c) * 32 + ln];
+    }
+    return make_float4(v[0], v[1], v[2], v[3]);
+  };
+  const float4* ws4 = nullptr;
+  int tile_id = 0;
+  if (a.cs > 1) {
+    // Split K across CTAs: the valid partial (16-byte stores) -> workspace; one thread publishes it (CTA
+    // barrier, GPU-scope fence, arrival count); the last arrival sums the cs partials in split order.
+    tile_id = static_cast<int>(blockIdx.y) * static_cast<int>(gridDim.x / a.cs) + rblock;
+    float4* w4 = reinterpret_cast<float4*>(a.ws + static_cast<int64_t>(tile_id) * a.cs * tile);
+    for (int e = threadIdx.x; e < total4; e += nthreads)
+      __stcg(w4 + crank * (tile / 4) + e, gather4(e / rq, (e % rq) * 4));
+    __syncthreads();
+    int last = 0;  // (no static shared memory: the dynamic allowance stays at 227 KB)
+    if (threadIdx.x == 0) {
+      __threadfence();
+      last = atomicAdd(a.cnt + tile_id, 1u) == static_cast<unsigned>(a.cs - 1);
+      if (last) __threadfence();
+    }
+    if (!__syncthreads_or(last)) return;
+    ws4 = w4;
+  }
+  using Out = typename Src::Out;
+  Out* out = static_cast<Out*>(a.out);
+  const int row0 = (rblock * a.rt_cta) * 16;
+  for (int e = threadIdx.x; e < total4; e += nthreads) {
+    const int tl = e / rq, rl = (e % rq) * 4;
+    float4 v;
+    if (ws4 != nullptr) {
+      v = __ldcg(ws4 + e);
+      for (int q0 = 1; q0 < a.cs; q0 += 4) {  // 4 loads in flight, added in split order
+        float4 p[4];
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+          if (q0 + j < a.cs) p[j] = __ldcg(ws4 + (q0 + j) * (tile / 4) + e);
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+          if (q0 + j < a.cs) {
+            v.x += p[j].x;
+            v.y += p[j].y;
+            v.z += p[j].z;
+            v.w += p[j].w;
+          }
       }
     } else {
-      // Split K across CTAs: partial tile -> workspace, fence, count; the last arrival sums in split order.
-      const int tile_id = static_cast<int>(blockIdx.y) * static_cast<int>(gridDim.x / a.cs) + rblock;
-      const int64_t tstride = static_cast<int64_t>(tile_rows) * 8 * NT;  // floats per partial
-      float* wsp = a.ws + static_cast<int64_t>(tile_id) * a.cs * tstride;
-      for (int e = threadIdx.x; e < total; e += nthreads) {
-        int row, tok;
-        __stcg(wsp + crank * tstride + e, part[idx_of(e, row, tok)]);
-      }
-      __threadfence();
-      __syncthreads();
-      int last = 0;  // (no static shared memory: the dynamic allowance stays at 227 KB)
-      if (threadIdx.x == 0) last = atomicAdd(a.cnt + tile_id, 1u) == static_cast<unsigned>(a.cs - 1);
-      if (__syncthreads_or(last)) {
-        __threadfence();
-        for (int e = threadIdx.x; e < total; e += nthreads) {
-          int row, tok;
-          idx_of(e, row, tok);
-          float v[16];
-#pragma unroll
-          for (int q = 0; q < 16; ++q) v[q] = q < a.cs ? __ldcg(wsp + q * tstride + e) : 0.f;
-          float sum = v[0];
-#pragma unroll
-          for (int q = 1; q < 16; ++q)
-            if (q < a.cs) sum += v[q];
-          if (row < a.rows) store_out(out, static_cast<int64_t>(tok) * a.rows + row, sum);
-        }
-        if (threadIdx.x == 0) a.cnt[tile_id] = 0u;  // ready for the next launch (stream order)
-      }
+      v = gather4(tl, rl);
     }
+    const int64_t o = static_cast<int64_t>(tok0 + tl) * a.rows + row0 + rl;
+    const float vv[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      if (row0 + rl + j < a.rows) store_out(out, o + j, vv[j]);
   }
+  if (a.cs > 1 && threadIdx.x == 0) a.cnt[tile_id] = 0u;  // ready for the next launch (stream order)
 }
 
 // ---- host side -------------------------------------------------------------------------------------------
 
-template <int NT>
-inline size_t smem_bytes(const Args& a) {
+// Shared memory: [x / partials][mbarriers: 2 x 16 x 8 B][ring: stages x warps x one group (all terms)].
+// The rings take what is left of the budget of one of MINB CTAs per SM: stages = min(16, groups per warp,
+// what fits) (at gpw <= stages every weight byte of the CTA is requested at once).
+template <class Src, int NT>
+inline size_t region0_bytes(const Args& a) {
   const size_t xb = x_smem_bytes<NT>(a.wk * a.gpw * 64);
   const size_t pb = static_cast<size_t>(a.rt_cta * a.wk) * NT * 4 * 32 * sizeof(float);
   // (the scalar x path, K % 8 != 0, uses the same natural layout)
-  return std::max(xb, pb);
+  return (std::max(xb, pb) + 127) / 128 * 128;
 }
+template <class Src>
+inline size_t stage_bytes(const Args& a) { return static_cast<size_t>(a.rt_cta * a.wk) * Src::kLoads * 512; }
+constexpr size_t smem_budget(int minb) { return std::min<size_t>(227 * 1024, 228 * 1024 / minb - 1024); }
 
 inline void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw Error(fmt::format("solgemm: {}: CUDA error: {}", what, cudaGetErrorString(e)));
@@ -440,21 +583,29 @@ inline WsNeed ws_need(int m, int rows, int rt_cta, int cs, int nt) {
   return {rblocks * chunks * static_cast<size_t>(cs) * 8 * nt * 16 * rt_cta, rblocks * chunks};
 }
 
-// One launch: grid (cs * row blocks, token chunks), no cluster, rt_cta * wk warps per CTA.
-template <class Src, int NT, int P, int MAXT = 512, int MINB = 1>
-void launch(const Args& a, cudaStream_t stream) {
-  auto kern = skinny_kernel<Src, NT, P, MAXT, MINB>;
-  const size_t smem = smem_bytes<NT>(a);
+// One launch: grid (cs * row blocks, token chunks), no cluster, rt_cta * wk compute warps + 1 producer warp.
+template <class Src, int NT, int MAXT, int MINB>
+void launch(Args a, cudaStream_t stream) {
+  auto kern = skinny_kernel<Src, NT, MAXT, MINB>;
   static const bool attrs = [&] {
     check(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024), "smem attribute");
     return true;
   }();
   (void)attrs;
   const int warps = a.rt_cta * a.wk;
-  if (warps < 1 || warps * 32 > MAXT || a.cs < 1 || a.cs > 16 || a.gpw < 1 || a.gpw > 112 || smem > 227 * 1024 ||
-      (a.cs > 1 && (a.ws == nullptr || a.cnt == nullptr)))
-    throw Error(fmt::format("solgemm: skinny launch: bad layout rt_cta={} wk={} gpw={} cs={} (smem {} B)", a.rt_cta,
-                            a.wk, a.gpw, a.cs, smem));
+  const size_t r0 = region0_bytes<Src, NT>(a), sb = stage_bytes<Src>(a), budget = smem_budget(MINB);
+  const size_t bars = 256;  // 2 x 16 mbarriers
+  const int want = std::min(std::min(a.gpw, a.k_groups), 16);
+  const int fit = r0 + bars + sb <= budget ? static_cast<int>((budget - r0 - bars) / sb) : 0;
+  a.stages = a.gpw == 1 ? 0 : std::min(want, fit);  // one group per warp: direct loads, no ring (lower latency)
+  a.ring_off = static_cast<int>(r0);
+  a.bar_bytes = static_cast<int>(bars);
+  const size_t smem = r0 + (a.stages > 0 ? bars + static_cast<size_t>(a.stages) * sb : 0);
+  if (warps < 1 || warps > 31 || (warps + 1) * 32 > MAXT || a.cs < 1 || a.cs > 16 || a.gpw < 1 || a.gpw > 112 ||
+      (a.gpw > 1 && a.stages < 1) || (a.cs > 1 && (a.ws == nullptr || a.cnt == nullptr)))
+    throw Error(fmt::format("solgemm: skinny launch: bad layout rt_cta={} wk={} gpw={} cs={} (x and partials {} B + "
+                            "one ring stage of {} B > {} B of shared memory per CTA, or more than {} warps)",
+                            a.rt_cta, a.wk, a.gpw, a.cs, r0, sb, budget, MAXT / 32 - 1));
   const WsNeed need = ws_need(a.m, a.rows, a.rt_cta, a.cs, NT);
   if (need.floats > a.ws_cap || need.counters > a.cnt_cap)
     throw Error(fmt::format("solgemm: skinny launch: split-K workspace too small ({} floats, {} counters needed; {}, "
@@ -462,7 +613,7 @@ void launch(const Args& a, cudaStream_t stream) {
   const int rblocks = (a.row_tiles + a.rt_cta - 1) / a.rt_cta;
   const int chunks = (a.m + 8 * NT - 1) / (8 * NT);
   const dim3 grid(static_cast<unsigned>(a.cs * rblocks), static_cast<unsigned>(chunks), 1);
-  kern<<<grid, static_cast<unsigned>(warps * 32), smem, stream>>>(a);
+  kern<<<grid, static_cast<unsigned>((warps + 1) * 32), smem, stream>>>(a);
   check(cudaGetLastError(), "skinny launch");
 }
 
