@@ -484,71 +484,71 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     }
     __syncthreads();
   }
-  // The tile's valid part in output order: token tl < mc, rows rl..rl + 3 (4 rows = one float4).
-  const int tile_rows = a.rt_cta * 16, rq = tile_rows / 4;
+  // `part` holds the tile in the MMA accumulator layout: float (rtl, nt, c, lane), i.e. row 16 rtl + (lane >> 2)
+  // + 8 (c >> 1), token 8 nt + 2 (lane & 3) + (c & 1). Each warp reads 16 x 8 blocks (rtl, nt) of it with
+  // lane-consecutive addresses (bank-conflict-free); only n tiles with valid tokens (ntv) are read.
   const int mc = min(8 * NT, a.m - tok0);  // valid tokens of this chunk
-  const int total4 = rq * mc;
-  auto gather4 = [&](int tl, int rl) {  // part[] holds the MMA accumulator layout (rtl, nt, c, lane)
-    float v[4];
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const int r = rl + j, rtl = r >> 4, r16 = r & 15;
-      const int nt = tl >> 3, c = ((r16 >> 3) << 1) | (tl & 1), ln = (r16 & 7) * 4 + ((tl & 7) >> 1);
-      v[j] = part[((rtl * NT + nt) * 4 + c) * 32 + ln];
-    }
-    return make_float4(v[0], v[1], v[2], v[3]);
-  };
-  const float4* ws4 = nullptr;
-  int tile_id = 0;
-  if (a.cs > 1) {
-    // Split K across CTAs: the valid partial (16-byte stores) -> workspace; one thread publishes it (CTA
-    // barrier, GPU-scope fence, arrival count); the last arrival sums the cs partials in split order.
-    tile_id = static_cast<int>(blockIdx.y) * static_cast<int>(gridDim.x / a.cs) + rblock;
-    float4* w4 = reinterpret_cast<float4*>(a.ws + static_cast<int64_t>(tile_id) * a.cs * tile);
-    for (int e = threadIdx.x; e < total4; e += nthreads)
-      __stcg(w4 + crank * (tile / 4) + e, gather4(e / rq, (e % rq) * 4));
-    __syncthreads();
-    int last = 0;  // (no static shared memory: the dynamic allowance stays at 227 KB)
-    if (threadIdx.x == 0) {
-      __threadfence();
-      last = atomicAdd(a.cnt + tile_id, 1u) == static_cast<unsigned>(a.cs - 1);
-      if (last) __threadfence();
-    }
-    if (!__syncthreads_or(last)) return;
-    ws4 = w4;
-  }
+  const int ntv = (mc + 7) / 8;
+  const int tile_rows = a.rt_cta * 16;
+  const int row0 = (rblock * a.rt_cta) * 16;
   using Out = typename Src::Out;
   Out* out = static_cast<Out*>(a.out);
-  const int row0 = (rblock * a.rt_cta) * 16;
-  for (int e = threadIdx.x; e < total4; e += nthreads) {
-    const int tl = e / rq, rl = (e % rq) * 4;
-    float4 v;
-    if (ws4 != nullptr) {
-      v = __ldcg(ws4 + e);
-      for (int q0 = 1; q0 < a.cs; q0 += 4) {  // 4 loads in flight, added in split order
-        float4 p[4];
+  auto for_tile = [&](auto&& f) {  // f(row in tile, token in chunk, value), valid tokens only
+    for (int blk = warp; blk < a.rt_cta * ntv; blk += nthreads >> 5) {
+      const int rtl = blk / ntv, nt = blk % ntv;
 #pragma unroll
-        for (int j = 0; j < 4; ++j)
-          if (q0 + j < a.cs) p[j] = __ldcg(ws4 + (q0 + j) * (tile / 4) + e);
-#pragma unroll
-        for (int j = 0; j < 4; ++j)
-          if (q0 + j < a.cs) {
-            v.x += p[j].x;
-            v.y += p[j].y;
-            v.z += p[j].z;
-            v.w += p[j].w;
-          }
+      for (int c = 0; c < 4; ++c) {
+        const int rl = rtl * 16 + (lane >> 2) + 8 * (c >> 1), tl = nt * 8 + 2 * (lane & 3) + (c & 1);
+        if (tl < mc) f(rl, tl, part[((rtl * NT + nt) * 4 + c) * 32 + lane]);
       }
-    } else {
-      v = gather4(tl, rl);
     }
+  };
+  if (a.cs == 1) {
+    for_tile([&](int rl, int tl, float v) {
+      if (row0 + rl < a.rows) store_out(out, static_cast<int64_t>(tok0 + tl) * a.rows + row0 + rl, v);
+    });
+    return;
+  }
+  // Split K across CTAs: the valid partial, token-major ([token][row], tile_rows x mc floats) -> workspace;
+  // one thread publishes it (CTA barrier, GPU-scope fence, arrival count); the last arrival sums the cs
+  // partials in split order (k ascending), 4 rows per thread, straight to the output.
+  const int tile_id = static_cast<int>(blockIdx.y) * static_cast<int>(gridDim.x / a.cs) + rblock;
+  const int pstride = tile_rows * mc;
+  float* w = a.ws + static_cast<int64_t>(tile_id) * a.cs * tile;
+  for_tile([&](int rl, int tl, float v) { __stcg(w + crank * pstride + tl * tile_rows + rl, v); });
+  __syncthreads();
+  int last = 0;  // (no static shared memory: the dynamic allowance stays at 227 KB)
+  if (threadIdx.x == 0) {
+    __threadfence();
+    last = atomicAdd(a.cnt + tile_id, 1u) == static_cast<unsigned>(a.cs - 1);
+    if (last) __threadfence();
+  }
+  if (!__syncthreads_or(last)) return;
+  const float4* w4 = reinterpret_cast<const float4*>(w);
+  for (int e = threadIdx.x; e < pstride / 4; e += nthreads) {
+    float4 sum = __ldcg(w4 + e);
+    for (int q0 = 1; q0 < a.cs; q0 += 8) {  // up to 8 partials' loads in flight, added in split order
+      float4 v[8];
+#pragma unroll
+      for (int j = 0; j < 8; ++j)
+        if (q0 + j < a.cs) v[j] = __ldcg(w4 + (q0 + j) * (pstride / 4) + e);
+#pragma unroll
+      for (int j = 0; j < 8; ++j)
+        if (q0 + j < a.cs) {
+          sum.x += v[j].x;
+          sum.y += v[j].y;
+          sum.z += v[j].z;
+          sum.w += v[j].w;
+        }
+    }
+    const int tl = e / (tile_rows / 4), rl = (e % (tile_rows / 4)) * 4;
     const int64_t o = static_cast<int64_t>(tok0 + tl) * a.rows + row0 + rl;
-    const float vv[4] = {v.x, v.y, v.z, v.w};
+    const float vv[4] = {sum.x, sum.y, sum.z, sum.w};
 #pragma unroll
     for (int j = 0; j < 4; ++j)
       if (row0 + rl + j < a.rows) store_out(out, o + j, vv[j]);
   }
-  if (a.cs > 1 && threadIdx.x == 0) a.cnt[tile_id] = 0u;  // ready for the next launch (stream order)
+  if (threadIdx.x == 0) a.cnt[tile_id] = 0u;  // ready for the next launch (stream order)
 }
 
 // ---- host side -------------------------------------------------------------------------------------------
