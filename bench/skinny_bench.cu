@@ -7,7 +7,9 @@
 // Each layout's output is compared with the first layout's (relative L2): a wrong layout shows up.
 // v2: layouts split K across CTAs through a global workspace (no clusters); "cublas" = the vendor family
 // (cublasGemmEx on the raw BF16 weights, same handle setup as src/api.cu), timed the same way.
-// Usage: skinny_bench [reps=100]
+// Beside the plan's layout: "-noexc" (exception tables emptied), "-ring" (no decode, no MMA: the weight ring
+// and the tail alone), "-notail" (no reduction or output: wrong results), "-ring-notail" (the stream alone).
+// Usage: skinny_bench [reps=100] [diag|-] [m list, e.g. 1,8,16,32]
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <fmt/format.h>

@@ -6,7 +6,8 @@
 // 256 x 8192 gives only 16 row tiles, so K is split across CTAs (global-workspace reduction in a fixed
 // order, skinny_family.cuh) plus warps along K inside each CTA. Bytes: 8.4 MB (hi + lo) -> floor ~1.3 + 1.8 us; the anchors measure 3.17 us.
 // m > 8 * n_tiles: the grid's y dimension walks 8 * n_tiles-token chunks (weights re-read from L2).
-// Compiled variants: {HiLo, HiLoExact} x n_tiles {1, 2, 4}.
+// Compiled variants: {HiLo, HiLoExact} x n_tiles {1, 2, 4}. The plan's layout has one group per warp: direct
+// loads, no ring (skinny_family.cuh).
 #include "kernels.hpp"
 #include "skinny_family.cuh"
 
@@ -14,7 +15,7 @@ namespace solgemm::kernels {
 
 namespace {
 
-// Exact mode (three terms) needs more registers: at most 8 warps per CTA (256 threads, <= 255 registers).
+// Exact mode (three terms) needs more registers: at most 8 compute warps per CTA (+ the producer warp).
 template <class Src>
 void dispatch_nt(const Config& cfg, const family::Args& a, cudaStream_t stream) {
   constexpr int kMaxT = Src::kTerms == 3 ? 288 : 544;  // compute warps + the producer warp

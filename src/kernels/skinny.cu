@@ -3,8 +3,8 @@
 // Idea and roofline: see skinny_family.cuh. The weights stream once at 12 (or 16) bits per weight, decoded
 // in registers and multiplied on tensor cores with the weights on the MMA's M side; the tokens (m <= 64) are
 // n8 tiles. Floor = packed bytes / ~4.6 TB/s + ~1.3 us ramp (pooler 50.3 MB: ~12.3 us; o 12.6 MB: ~4.1 us).
-// Compiled variants (explicit list): {Dec12, Raw16} x n_tiles {1, 2, 4, 8}; the layout (rt_cta, wk, gpw, cs)
-// is a run-time argument chosen by the plan table per shape.
+// Compiled variants (explicit list): {Dec12, Raw16} x n_tiles {1, 2, 4} x {1, 2} CTAs per SM; the layout
+// (rt_cta, wk, gpw, cs) is a run-time argument chosen by the plan table per shape.
 #include "kernels.hpp"
 #include "skinny_family.cuh"
 

@@ -1,22 +1,25 @@
 // The skinny kernel family: out = x @ W^T for few tokens, weights streamed once from packed groups.
 //
-// Idea: the weights are the MMA's A (M) side. A warp owns one 16-row tile and a contiguous run of 64-k
-// groups; it streams its groups with 16-byte coalesced loads (P groups in flight per lane), turns each group
-// into four mma.m16n8k16 A fragments in registers (weight-source policy: Dec12 = 12-bit decode + exception
-// patch, Raw16 = raw BF16, HiLo = two or three BF16 terms for the FP32 router) and multiplies it by the
-// tokens (B side, n8 tiles: the CTA stages its k range of x in shared memory with cp.async before the weight
-// loads are issued, and reads the B fragments with ldmatrix.x4).
-// Work split: CTA = rt_cta row tiles x wk warps along K; `cs` CTAs (NO thread-block clusters: v2) split K
+// Idea: the weights are the MMA's A (M) side. A compute warp owns one 16-row tile and a contiguous run of 64-k
+// groups. The bytes come through a shared-memory ring (stages x compute warps x one group): a producer warp
+// (the CTA's last) copies each stage with cp.async.bulk (complete_tx on the stage's `full` mbarrier) as soon as
+// every compute warp has released it (`empty` mbarrier), so the stream never waits for the math (v3; at one
+// group per warp there is no ring: direct 16-byte loads). A compute warp reads its slot (LDS.128, half a group
+// at a time), turns it into four mma.m16n8k16 A fragments in registers (weight-source policy: Dec12 = 12-bit
+// decode + exception patch, Raw16 = raw BF16, HiLo = two or three BF16 terms for the FP32 router) and
+// multiplies them by the tokens (B side, n8 tiles: the CTA stages its k range of x in shared memory with
+// cp.async while the weights stream, and reads the B fragments with ldmatrix.x4).
+// Work split: CTA = rt_cta row tiles x wk warps along K (+ the producer); `cs` CTAs (no clusters) split K
 // further. The warps of a CTA reduce through shared memory (k ascending); the cs CTAs of one output tile
-// reduce through a global FP32 workspace: each writes its partial tile (valid tokens only), fences, and
-// bumps a per-tile counter; the last to arrive sums the cs partials in split order (k ascending), writes
-// the output and resets the counter to 0 (graph-safe: no host-side reset). Bitwise deterministic, and
+// reduce through a global FP32 workspace: each writes its partial (valid tokens only), one thread fences and
+// bumps a per-tile counter; the last to arrive sums the cs partials in split order (k ascending) into the
+// output and resets the counter to 0 (graph-safe: no host-side reset). Bitwise deterministic, and
 // independent of m (the layout is chosen per shape, never per m; MMA columns are independent).
 //
 // Roofline: at m <= 64 the work is ~2 m FLOP per weight byte-and-a-half: memory-bound by far. Time floor =
-// packed bytes / ~4.6 TB/s + ~1.3 us ramp (../shared/anchors). What bounds us: bytes in flight per SM
-// (warps x P x group bytes), the ramp of one short wave, the split-K reduction at the end (v1 measured
-// clusters of 4-8 CTAs at 1 CTA/SM ~1.5x slower than clusters of 2: docs/perf-notes.md; v2 has none).
+// packed bytes / ~4.6 TB/s + ~1.3 us ramp (../shared/anchors). Measured (perf-notes, skinny v3): the ring alone
+// streams within ~1.15x of the read ceiling; the decode + MMA of too few warps per SM and the split-K tail
+// (~1-2 us) make up the rest.
 #pragma once
 
 #include <cuda_bf16.h>
