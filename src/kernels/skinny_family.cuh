@@ -295,14 +295,16 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   //    stage (cp.async.bulk, complete_tx on full[s]) once lane 0 has seen the stage's slots released
   //    (empty[s]; the first round passes at once) and posted the stage's byte count. (Measured: compute warps
   //    that issue bulk copies themselves stall on the issue; perf-notes, skinny v3.)
-  if (threadIdx.x == 0) {
-    for (int q = 0; q < S; ++q) {
-      mbar_init(bars + 8u * q, 1);
-      mbar_init(bars + 8u * (S + q), static_cast<unsigned>(warps));
+  if (S > 0) {  // (direct mode: no barriers, nothing to wait for before the loads)
+    if (threadIdx.x == 0) {
+      for (int q = 0; q < S; ++q) {
+        mbar_init(bars + 8u * q, 1);
+        mbar_init(bars + 8u * (S + q), static_cast<unsigned>(warps));
+      }
+      asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    __syncthreads();
   }
-  __syncthreads();
   if (warp == warps && S > 0) {
     int pn = 0;
     int64_t pg = 0;
