@@ -515,7 +515,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     return;
   }
   // Split K across CTAs: the valid partial, token-major ([token][row], tile_rows x mc floats) -> workspace;
-  // one thread publishes it (CTA barrier, GPU-scope fence, arrival count); the last arrival sums the cs
+  // one thread publishes it (CTA barrier, then an acq_rel arrival count); the last arrival sums the cs
   // partials in split order (k ascending), 4 rows per thread, straight to the output.
   const int tile_id = static_cast<int>(blockIdx.y) * static_cast<int>(gridDim.x / a.cs) + rblock;
   const int pstride = tile_rows * mc;
@@ -524,9 +524,11 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   __syncthreads();
   int last = 0;  // (no static shared memory: the dynamic allowance stays at 227 KB)
   if (threadIdx.x == 0) {
-    __threadfence();
-    last = atomicAdd(a.cnt + tile_id, 1u) == static_cast<unsigned>(a.cs - 1);
-    if (last) __threadfence();
+    // acq_rel at GPU scope: releases the CTA's partial (ordered before it by the barrier), and the last
+    // arrival acquires every other CTA's; the barrier below passes that on to the CTA's threads.
+    unsigned prev;
+    asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;\n" : "=r"(prev) : "l"(a.cnt + tile_id) : "memory");
+    last = prev == static_cast<unsigned>(a.cs - 1);
   }
   if (!__syncthreads_or(last)) return;
   const float4* w4 = reinterpret_cast<const float4*>(w);
