@@ -102,9 +102,9 @@ struct Tuned {
   Layout layout;
   const char* why;
 };
-// v2 (no clusters; split K across CTAs through the global workspace): one wave of <= 132 CTAs at 1 CTA per SM
-// (or 2 per SM where registers and x allow), x's k range per CTA <= 1024 (16 groups: 128 KB of x at m = 64).
-// Measured on the H200 with bench/skinny_bench (docs/perf-notes.md, "Skinny v2").
+// One wave of <= 132 CTAs at 1 CTA per SM (or 2 per SM where registers and x allow), x's k range per CTA
+// <= 1024 (16 groups: 64 KB of x at 32 tokens). Measured on the H200 with bench/skinny_bench (docs/perf-notes.md,
+// "Skinny v2" and "Skinny v3").
 constexpr Tuned kTunedPacked[] = {
     {2304, 8192, {8, 9, 2, 8}, "qkv_gate: 9 row tiles x 2 k warps x K/8 per CTA, 128 CTAs (1 wave), 8-way split-K"},
     {8192, 1024, {1, 4, 4, 4}, "o: 4 row tiles x 4 k warps (whole K) per CTA, 128 CTAs, no split"},

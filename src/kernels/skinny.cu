@@ -17,8 +17,7 @@ namespace {
 
 // Register budgets (ptxas, no spills; compute warps + the producer warp): n_tiles 1, 2 fit 64 registers: 2 CTAs
 // of <= 15 + 1 warps or 1 CTA of <= 31 + 1 share an SM; n_tiles 4 needs ~80-96: 2 CTAs of <= 7 + 1 or 1 of
-// <= 18 + 1. m > 32 runs as
-// 32-token chunks (grid y; the weights of the second chunk come from L2).
+// <= 18 + 1. m > 32 runs as 32-token chunks (grid y; the weights of the second chunk come from L2).
 // A grid of at most one CTA per SM takes the 1-CTA variant (the whole shared memory for the weight ring).
 template <class Src, int NT, int WARPS2, int WARPS1>
 void launch_nt(const family::Args& a, cudaStream_t stream) {
