@@ -22,12 +22,8 @@ namespace {
 template <class Src, int NT, int WARPS2, int WARPS1>
 void launch_nt(const family::Args& a, cudaStream_t stream) {
   if constexpr (WARPS2 > 0) {
-    int dev = 0, sms = 0;
-    family::check(cudaGetDevice(&dev), "skinny: device");
-    family::check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), "skinny: SM count");
-    const int64_t ctas = static_cast<int64_t>(a.cs) * ((a.row_tiles + a.rt_cta - 1) / a.rt_cta) *
-                         ((a.m + 8 * NT - 1) / (8 * NT));
-    if (a.rt_cta * a.wk <= WARPS2 && ctas > sms) {
+    const dim3 g = family::grid_of(a, NT);
+    if (a.rt_cta * a.wk <= WARPS2 && static_cast<int64_t>(g.x) * g.y > family::sm_count()) {
       family::launch<Src, NT, (WARPS2 + 1) * 32, 2>(a, stream);
       return;
     }

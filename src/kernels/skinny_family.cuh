@@ -36,6 +36,9 @@
 
 namespace solgemm::kernels::family {
 
+constexpr int kMaxStages = 16;
+constexpr int kBarBytes = 2 * kMaxStages * 8;  // full[stages] and empty[stages] mbarriers
+
 struct Args {
   const uint8_t* w0 = nullptr;       // data (packed) or hi (router)
   const uint8_t* w1 = nullptr;       // lo (router)
@@ -54,8 +57,7 @@ struct Args {
   unsigned* cnt = nullptr;           // one arrival counter per output tile (row block, token chunk); 0 at rest
   size_t ws_cap = 0, cnt_cap = 0;    // capacities (floats, counters) of ws and cnt
   int stages = 1;                    // weight ring depth (set by launch from the shared-memory budget); 0 = direct
-  int ring_off = 0;                  // byte offset of the mbarriers (full[stages], empty[stages]) in shared memory
-  int bar_bytes = 0;                 // bytes reserved for them; the ring (stages x warps x one group) follows
+  int bar_off = 0;                   // shared-memory offset of the mbarriers (kBarBytes); the ring follows them
   int diag = 0;                      // bench/skinny_bench only: 1 = no decode or MMA, 2 = no reduction (wrong out)
 };
 
@@ -280,16 +282,16 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   const int rt_local = warp % a.rt_cta, kw = warp / a.rt_cta;
   const int rt = rblock * a.rt_cta + rt_local;
   const int g_begin = (crank * a.wk + kw) * a.gpw;       // k group range of this warp
-  const int n = (warp < a.rt_cta * a.wk && rt < a.row_tiles) ? max(min(a.gpw, a.k_groups - g_begin), 0) : 0;
+  const int warps = a.rt_cta * a.wk;  // compute warps; warp `warps` is the producer
+  const int n = (warp < warps && rt < a.row_tiles) ? max(min(a.gpw, a.k_groups - g_begin), 0) : 0;
   const int k_cta = a.wk * a.gpw * 64, xs_stride = k_cta + 8;
   const int S = a.stages;
-  const int warps = a.rt_cta * a.wk;  // compute warps; warp `warps` is the producer
   // Ring iterations of the CTA: the groups of its first k warp (the longest k range).
   const int n_iter = min(a.gpw, max(a.k_groups - crank * a.wk * a.gpw, 0));
   // Ring: S stages x warps slots of one group; full[s] (1 arrival + tx bytes) and empty[s] (one arrival per
   // compute warp) at bars + 8 s and bars + 8 (S + s).
-  const uint32_t bars = smem_u32(smem) + static_cast<uint32_t>(a.ring_off);
-  const int ring_off = a.ring_off + a.bar_bytes;
+  const uint32_t bars = smem_u32(smem) + static_cast<uint32_t>(a.bar_off);
+  const int ring_off = a.bar_off + kBarBytes;
 
   // 1. Barriers; then the producer warp streams the weights: lane w copies compute warp w's group of each
   //    stage (cp.async.bulk, complete_tx on full[s]) once lane 0 has seen the stage's slots released
@@ -560,10 +562,10 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
 
 // ---- host side -------------------------------------------------------------------------------------------
 
-// Shared memory: [x / partials][mbarriers: 2 x 16 x 8 B][ring: stages x warps x one group (all terms)].
-// The rings take what is left of the budget of one of MINB CTAs per SM: stages = min(16, groups per warp,
+// Shared memory: [x / partials][mbarriers: kBarBytes][ring: stages x warps x one group (all terms)].
+// The ring takes what is left of the budget of one of MINB CTAs per SM: stages = min(16, groups per warp,
 // what fits) (at gpw <= stages every weight byte of the CTA is requested at once).
-template <class Src, int NT>
+template <int NT>
 inline size_t region0_bytes(const Args& a) {
   const size_t xb = x_smem_bytes<NT>(a.wk * a.gpw * 64);
   const size_t pb = static_cast<size_t>(a.rt_cta * a.wk) * NT * 4 * 32 * sizeof(float);
@@ -576,6 +578,26 @@ constexpr size_t smem_budget(int minb) { return std::min<size_t>(227 * 1024, 228
 
 inline void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw Error(fmt::format("solgemm: {}: CUDA error: {}", what, cudaGetErrorString(e)));
+}
+
+// CTAs of a launch: cs x row blocks x token chunks of 8 nt tokens (grid x = cs * row blocks, y = chunks).
+inline dim3 grid_of(const Args& a, int nt) {
+  const int rblocks = (a.row_tiles + a.rt_cta - 1) / a.rt_cta;
+  return dim3(static_cast<unsigned>(a.cs * rblocks), static_cast<unsigned>((a.m + 8 * nt - 1) / (8 * nt)), 1);
+}
+
+// SMs of the current device (queried once per device).
+inline int sm_count() {
+  static int cached[64] = {};
+  int dev = 0;
+  check(cudaGetDevice(&dev), "skinny: device");
+  if (dev < 0 || dev >= 64) dev = 0;
+  if (cached[dev] == 0) {
+    int n = 0;
+    check(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev), "skinny: SM count");
+    cached[dev] = n;
+  }
+  return cached[dev];
 }
 
 // Workspace a launch needs (floats, counters): tiles (row blocks x token chunks) x cs partials of 8 NT x
@@ -600,14 +622,12 @@ void launch(Args a, cudaStream_t stream) {
   }();
   (void)attrs;
   const int warps = a.rt_cta * a.wk;
-  const size_t r0 = region0_bytes<Src, NT>(a), sb = stage_bytes<Src>(a), budget = smem_budget(MINB);
-  const size_t bars = 256;  // 2 x 16 mbarriers
-  const int want = std::min(std::min(a.gpw, a.k_groups), 16);
-  const int fit = r0 + bars + sb <= budget ? static_cast<int>((budget - r0 - bars) / sb) : 0;
+  const size_t r0 = region0_bytes<NT>(a), sb = stage_bytes<Src>(a), budget = smem_budget(MINB);
+  const int want = std::min(std::min(a.gpw, a.k_groups), kMaxStages);
+  const int fit = r0 + kBarBytes + sb <= budget ? static_cast<int>((budget - r0 - kBarBytes) / sb) : 0;
   a.stages = a.gpw == 1 ? 0 : std::min(want, fit);  // one group per warp: direct loads, no ring (lower latency)
-  a.ring_off = static_cast<int>(r0);
-  a.bar_bytes = static_cast<int>(bars);
-  const size_t smem = r0 + (a.stages > 0 ? bars + static_cast<size_t>(a.stages) * sb : 0);
+  a.bar_off = static_cast<int>(r0);
+  const size_t smem = r0 + (a.stages > 0 ? kBarBytes + static_cast<size_t>(a.stages) * sb : 0);
   if (warps < 1 || warps > 31 || (warps + 1) * 32 > MAXT || a.cs < 1 || a.cs > 16 || a.gpw < 1 || a.gpw > 112 ||
       (a.gpw > 1 && a.stages < 1) || (a.cs > 1 && (a.ws == nullptr || a.cnt == nullptr)))
     throw Error(fmt::format("solgemm: skinny launch: bad layout rt_cta={} wk={} gpw={} cs={} (x and partials {} B + "
@@ -617,9 +637,7 @@ void launch(Args a, cudaStream_t stream) {
   if (need.floats > a.ws_cap || need.counters > a.cnt_cap)
     throw Error(fmt::format("solgemm: skinny launch: split-K workspace too small ({} floats, {} counters needed; {}, "
                             "{} allocated: PrepareOptions::max_m?)", need.floats, need.counters, a.ws_cap, a.cnt_cap));
-  const int rblocks = (a.row_tiles + a.rt_cta - 1) / a.rt_cta;
-  const int chunks = (a.m + 8 * NT - 1) / (8 * NT);
-  const dim3 grid(static_cast<unsigned>(a.cs * rblocks), static_cast<unsigned>(chunks), 1);
+  const dim3 grid = grid_of(a, NT);
   kern<<<grid, static_cast<unsigned>((warps + 1) * 32), smem, stream>>>(a);
   check(cudaGetLastError(), "skinny launch");
 }
