@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <exception>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/kernels.hpp"
@@ -315,26 +316,19 @@ int main(int argc, char** argv) {
         std::printf("%-12s %4d %-18s %9.2f %9.2f %8.3f %8.0f %10.2e\n", sh.name, m, lstr(l).c_str(), us, ceil_us,
                     us / ceil_us, bytes / (us * 1e3), rd);
       }
-      {  // the plan's layout without exceptions
-        solgemm::kernels::PackedView v0 = v;
-        v0.exc_off = d_zero;
-        const solgemm::Config c = cfg_of(sh.cands[0], nt);
-        const float us = tm.time([&] {
-          solgemm::kernels::launch_skinny(c, v0, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
-        }) - fixed;
-        std::printf("%-12s %4d %-18s %9.2f %9.2f %8.3f %8.0f %10s\n", sh.name, m,
-                    (lstr(sh.cands[0]) + "-noexc").c_str(), us, ceil_us, us / ceil_us, bytes / (us * 1e3), "-");
-      }
-      for (int dg : {1, 2, 3}) {  // the plan's layout: 1 = ring only (no decode, no MMA), 2 = no reduction, 3 = both
+      // The plan's layout, diagnostic variants: no exceptions (tables emptied), ring only (no decode, no MMA),
+      // no reduction, both.
+      const std::pair<const char*, int> variants[] = {{"-noexc", 0}, {"-ring", 1}, {"-notail", 2}, {"-ring-notail", 3}};
+      for (const auto& [suffix, dg] : variants) {
         solgemm::kernels::PackedView vd = v;
+        if (dg == 0) vd.exc_off = d_zero;
         vd.diag = dg;
         const solgemm::Config c = cfg_of(sh.cands[0], nt);
         const float us = tm.time([&] {
           solgemm::kernels::launch_skinny(c, vd, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
         }) - fixed;
-        std::printf("%-12s %4d %-18s %9.2f %9.2f %8.3f %8.0f %10s\n", sh.name, m,
-                    (lstr(sh.cands[0]) + (dg == 1 ? "-ring" : dg == 2 ? "-notail" : "-ring-notail")).c_str(), us,
-                    ceil_us, us / ceil_us, bytes / (us * 1e3), "-");
+        std::printf("%-12s %4d %-18s %9.2f %9.2f %8.3f %8.0f %10s\n", sh.name, m, (lstr(sh.cands[0]) + suffix).c_str(),
+                    us, ceil_us, us / ceil_us, bytes / (us * 1e3), "-");
       }
       {  // cuBLAS (vendor family) on the raw BF16 weights
         solgemm::kernels::launch_vendor({blas, blas_ws, size_t{32} << 20}, nullptr, dw, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, sh.k, tm.s);
