@@ -218,11 +218,12 @@ int main(int argc, char** argv) {
   // First layout of each list = the plan's; "noexc" = the plan's layout with the exception tables emptied
   // (wrong results where exceptions are; measures what the exception path costs).
   const std::vector<Shape> shapes = {
-      {"qkv_gate", 2304, 8192, 2304, {{8, 9, 2, 8}, {8, 9, 1, 16}, {8, 9, 3, 6}}},
-      {"o", 8192, 1024, 8192, {{1, 4, 4, 4}, {1, 4, 6, 3}, {1, 4, 3, 6}}},
-      {"pooler", 4096, 8192, 4096, {{8, 16, 1, 16}, {4, 8, 3, 11}, {4, 8, 2, 16}}},
-      {"unpooler", 8192, 4096, 8192, {{4, 16, 1, 16}, {2, 8, 3, 11}, {2, 8, 2, 16}}},
-      {"unpool_1024", 8192, 4096, 1024, {{4, 2, 8, 2}, {8, 4, 4, 2}, {4, 2, 6, 3}}},
+      {"qkv_gate", 2304, 8192, 2304, {{8, 9, 2, 8}, {8, 9, 1, 16}}},
+      {"o", 8192, 1024, 8192, {{1, 4, 4, 4}, {1, 4, 6, 3}}},
+      // no split / 2-way split: whole (half) K per CTA, x of m <= 8 (16) tokens over the whole k range
+      {"pooler", 4096, 8192, 4096, {{8, 16, 1, 16}, {1, 2, 8, 16}, {2, 4, 4, 16}, {4, 8, 2, 16}}},
+      {"unpooler", 8192, 4096, 8192, {{4, 16, 1, 16}, {1, 4, 4, 16}, {2, 8, 2, 16}}},
+      {"unpool_1024", 8192, 4096, 1024, {{4, 2, 8, 2}, {2, 1, 16, 2}, {2, 1, 8, 4}}},
   };
   // m values: argv[3] = comma list (default 1,8,16,32,33,64).
   std::vector<int> ms = {1, 8, 16, 32, 33, 64};
@@ -377,8 +378,9 @@ int main(int argc, char** argv) {
     const float ceil_us = ceiling(tm, rbuf, bytes) - fixed;
     std::printf("# router: hi+lo, %.1f MB read, plan: %s\n", bytes / 1e6,
                 solgemm::select_plan({n, k, solgemm::Storage::hilo}, 1).str().c_str());
-    const std::vector<Layout> cands = {{8, 1, 16, 1}, {16, 1, 8, 1}, {8, 2, 8, 1}};
-    for (int m : {1, 8, 16, 32, 64}) {
+    // m > 32 (32-token chunks): layouts with 4 row tiles per CTA re-read the weights from L2 per chunk.
+    const std::vector<Layout> cands = {{8, 1, 16, 1}, {8, 4, 4, 4}, {16, 4, 4, 2}, {8, 2, 8, 2}};
+    for (int m : {1, 8, 32, 64, 128, 256}) {
       const int nt = m <= 8 ? 1 : m <= 16 ? 2 : 4;
       std::vector<float> first;
       for (const Layout& l : cands) {
@@ -400,6 +402,15 @@ int main(int argc, char** argv) {
             tm.time([&] { solgemm::kernels::launch_router(c, v, x, m, static_cast<float*>(out), n, tm.s); }) - fixed;
         std::printf("%-12s %4d %-18s %9.2f %9.2f %8.3f %8.0f %10.2e\n", "router", m, lstr(l).c_str(), us, ceil_us,
                     us / ceil_us, bytes / (us * 1e3), rd);
+      }
+      for (const auto& [suffix, dg] : {std::pair<const char*, int>{"-notail", 2}, {"-nomma", 1}, {"-stream", 3}}) {
+        solgemm::kernels::HiLoView vd = v;
+        vd.diag = dg;
+        const solgemm::Config c = cfg_of(cands[0], nt);
+        const float us =
+            tm.time([&] { solgemm::kernels::launch_router(c, vd, x, m, static_cast<float*>(out), n, tm.s); }) - fixed;
+        std::printf("%-12s %4d %-18s %9.2f %9.2f %8.3f %8.0f %10s\n", "router", m, (lstr(cands[0]) + suffix).c_str(),
+                    us, ceil_us, us / ceil_us, bytes / (us * 1e3), "-");
       }
     }
   }

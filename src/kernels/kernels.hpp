@@ -79,6 +79,7 @@ struct HiLoView {
   const uint8_t* lo2 = nullptr;      // exact mode only: third term, nullptr otherwise
   int64_t n = 0, k = 0, row_tiles = 0, k_groups = 0;
   SplitWs split;                     // split-K workspace (needed when the plan's split_k > 1)
+  int diag = 0;                      // bench only (skinny_family.cuh Args::diag); 0 everywhere else
 };
 
 // router.cu: FP32 weights as hi + lo, FP32 out, any m.
