@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <exception>
@@ -129,6 +130,46 @@ struct Timer {
     }
     std::sort(t.begin(), t.end());
     return t[t.size() / 2];
+  }
+  // Timeline of one cold launch (skinny_family.cuh stamp()): `launch(trace)` runs the kernel with stamps into
+  // `trace` (ctas x 8). Per stamp, over 7 cold launches: the median of (min, median, max over CTAs) in us after
+  // the earliest CTA entry.
+  template <class F>
+  void timeline(const char* label, int ctas, unsigned long long* trace, F&& launch) {
+    std::vector<std::array<double, 3>> acc[8];
+    std::vector<unsigned long long> h(static_cast<size_t>(ctas) * 8);
+    for (int r = 0; r < 7; ++r) {
+      CK(cudaMemset(trace, 0, h.size() * 8));
+      flush_read<<<sms * 4, 1024, 0, s>>>(flush, flush_n, sink);
+      launch(trace);
+      CK(cudaStreamSynchronize(s));
+      CK(cudaMemcpy(h.data(), trace, h.size() * 8, cudaMemcpyDeviceToHost));
+      unsigned long long t0 = ~0ull;
+      for (int c = 0; c < ctas; ++c)
+        if (h[c * 8]) t0 = std::min(t0, h[c * 8]);
+      for (int i = 1; i < 7; ++i) {
+        std::vector<double> v;
+        for (int c = 0; c < ctas; ++c)
+          if (h[c * 8 + i] > 2) v.push_back((h[c * 8 + i] - t0) * 1e-3);
+        if (v.empty()) continue;
+        std::sort(v.begin(), v.end());
+        acc[i].push_back({v.front(), v[v.size() / 2], v.back()});
+      }
+    }
+    std::printf("timeline %-28s", label);
+    const char* names[8] = {"", "x", "g0", "loop", "local", "count", "out", ""};
+    for (int i = 1; i < 7; ++i) {
+      if (acc[i].empty()) continue;
+      double q[3];
+      for (int j = 0; j < 3; ++j) {
+        std::vector<double> v;
+        for (auto& a3 : acc[i]) v.push_back(a3[j]);
+        std::sort(v.begin(), v.end());
+        q[j] = v[v.size() / 2];
+      }
+      std::printf(" | %s %.2f/%.2f/%.2f", names[i], q[0], q[1], q[2]);
+    }
+    std::printf("\n");
   }
   template <class F>
   float time(F&& launch) {
@@ -252,6 +293,8 @@ int main(int argc, char** argv) {
   gen_bf16<<<1024, 256>>>(x, 256ll * 8192, 12345, 1.0f);
   void* out;
   CK(cudaMalloc(&out, 256ull * 8192 * 4));
+  unsigned long long* trace;
+  CK(cudaMalloc(&trace, 8192ull * 8 * 8));
   std::printf("\n%-12s %4s %-18s %9s %9s %8s %8s %10s\n", "shape", "m", "layout", "us", "ceil_us", "x_ceil",
               "GB/s", "rel_vs_1st");
   for (const Shape& sh : shapes) {
@@ -331,6 +374,16 @@ int main(int argc, char** argv) {
         std::printf("%-12s %4d %-18s %9.2f %9.2f %8.3f %8.0f %10s\n", sh.name, m, (lstr(sh.cands[0]) + suffix).c_str(),
                     us, ceil_us, us / ceil_us, bytes / (us * 1e3), "-");
       }
+      if (m <= 8) {  // timeline of the plan's layout (stamps: x staged, first group, loop done, local, count, out)
+        solgemm::kernels::PackedView vt = v;
+        const solgemm::Config c = cfg_of(sh.cands[0], nt);
+        const int ctas = c.split_k * static_cast<int>(((sh.rows + 15) / 16 + c.rt_cta - 1) / c.rt_cta);
+        tm.timeline(fmt::format("{} m={} {}", sh.name, m, lstr(sh.cands[0])).c_str(), ctas, trace,
+                    [&](unsigned long long* tr) {
+                      vt.trace = tr;
+                      solgemm::kernels::launch_skinny(c, vt, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
+                    });
+      }
       {  // cuBLAS (vendor family) on the raw BF16 weights
         solgemm::kernels::launch_vendor({blas, blas_ws, size_t{32} << 20}, nullptr, dw, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, sh.k, tm.s);
         CK(cudaStreamSynchronize(tm.s));
@@ -402,6 +455,15 @@ int main(int argc, char** argv) {
             tm.time([&] { solgemm::kernels::launch_router(c, v, x, m, static_cast<float*>(out), n, tm.s); }) - fixed;
         std::printf("%-12s %4d %-18s %9.2f %9.2f %8.3f %8.0f %10.2e\n", "router", m, lstr(l).c_str(), us, ceil_us,
                     us / ceil_us, bytes / (us * 1e3), rd);
+      }
+      if (m <= 32) {
+        solgemm::kernels::HiLoView vt = v;
+        const solgemm::Config c = cfg_of(cands[0], nt);
+        tm.timeline(fmt::format("router m={} {}", m, lstr(cands[0])).c_str(), c.split_k * 16, trace,
+                    [&](unsigned long long* tr) {
+                      vt.trace = tr;
+                      solgemm::kernels::launch_router(c, vt, x, m, static_cast<float*>(out), n, tm.s);
+                    });
       }
       for (const auto& [suffix, dg] : {std::pair<const char*, int>{"-notail", 2}, {"-nomma", 1}, {"-stream", 3}}) {
         solgemm::kernels::HiLoView vd = v;

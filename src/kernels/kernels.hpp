@@ -62,6 +62,7 @@ struct PackedView {
   int64_t n = 0, k = 0, row_tiles = 0, k_groups = 0, k_blocks = 0;
   SplitWs split;                     // skinny family: split-K workspace (needed when the plan's split_k > 1)
   int diag = 0;                      // bench only (skinny_family.cuh Args::diag); 0 everywhere else
+  unsigned long long* trace = nullptr;  // bench only (skinny_family.cuh Args::trace); null everywhere else
 };
 
 // skinny.cu: m <= 64, packed12 / packed16.
@@ -80,6 +81,7 @@ struct HiLoView {
   int64_t n = 0, k = 0, row_tiles = 0, k_groups = 0;
   SplitWs split;                     // split-K workspace (needed when the plan's split_k > 1)
   int diag = 0;                      // bench only (skinny_family.cuh Args::diag); 0 everywhere else
+  unsigned long long* trace = nullptr;  // bench only (skinny_family.cuh Args::trace); null everywhere else
 };
 
 // router.cu: FP32 weights as hi + lo, FP32 out, any m.

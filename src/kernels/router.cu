@@ -37,6 +37,7 @@ void launch_router(const Config& cfg, const HiLoView& w, const __nv_bfloat16* x,
   a.w1 = w.lo;
   a.w2 = w.lo2;
   a.diag = w.diag;
+  a.trace = w.trace;
   if (w.lo2 != nullptr) {
     // Same k slices per CTA, half the warps along K with twice the groups each (fixed per shape too).
     while (a.rt_cta * a.wk > 8 && a.wk % 2 == 0) {

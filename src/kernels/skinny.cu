@@ -53,6 +53,7 @@ void launch_skinny(const Config& cfg, const PackedView& w, const __nv_bfloat16* 
   a.base_add = decode::base_add(w.base);
   a.k_blocks = static_cast<int>(w.k_blocks);
   a.diag = w.diag;
+  a.trace = w.trace;
   if (w.bits12)
     dispatch_nt<family::Dec12>(cfg, a, stream);
   else

@@ -59,6 +59,7 @@ struct Args {
   int stages = 1;                    // weight ring depth (set by launch from the shared-memory budget); 0 = direct
   int bar_off = 0;                   // shared-memory offset of the mbarriers (kBarBytes); the ring follows them
   int diag = 0;                      // bench/skinny_bench only: 1 = no decode or MMA, 2 = no reduction (wrong out)
+  unsigned long long* trace = nullptr;  // bench only: 8 %globaltimer stamps per CTA (see stamp())
 };
 
 // The launch arguments every policy shares (layout, x, out, split-K workspace), checked against the matrix:
@@ -187,6 +188,14 @@ using Raw16 = RawT<1>;
 using HiLo = RawT<2>;
 using HiLoExact = RawT<3>;
 
+// Bench timeline (Args::trace, null in the library): stamp i of this CTA = %globaltimer (ns). 0 entry, 1 x staged
+// (warp 0), 2 first group done (warp 0), 3 every warp's main loop done, 4 local reduction done, 5 arrival
+// counted (split K), 6 output written (last arrival, or the CTA itself without split), 7 = 1 for the last arrival.
+__device__ __forceinline__ void stamp(unsigned long long* trace, int i, unsigned long long v = 0) {
+  if (v == 0) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(v));
+  trace[(static_cast<size_t>(blockIdx.y) * gridDim.x + blockIdx.x) * 8 + i] = v;
+}
+
 __device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
   asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
       "{%0,%1,%2,%3};"
@@ -292,6 +301,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   // compute warp) at bars + 8 s and bars + 8 (S + s).
   const uint32_t bars = smem_u32(smem) + static_cast<uint32_t>(a.bar_off);
   const int ring_off = a.bar_off + kBarBytes;
+  if (a.trace && threadIdx.x == 0) stamp(a.trace, 0);
 
   // 1. Barriers; then the producer warp streams the weights: lane w copies compute warp w's group of each
   //    stage (cp.async.bulk, complete_tx on full[s]) once lane 0 has seen the stage's slots released
@@ -402,6 +412,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   }
   asm volatile("cp.async.wait_all;\n" ::: "memory");
   if (warp < warps) asm volatile("bar.sync 1, %0;\n" ::"r"(nthr_c) : "memory");  // x staged
+  if (a.trace && threadIdx.x == 0) stamp(a.trace, 1);
 
   // 3. Main loop (compute warps): wait for the stage, read the warp's slot half a group at a time, release it,
   //    decode, patch and multiply. Warps without groups in a stage still wait for it and release it.
@@ -438,6 +449,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     };
     if (S == 0) {
       if (n > 0) group(0, bd, [] {});
+      if (a.trace && threadIdx.x == 0) stamp(a.trace, 2, acc[0][0][0] == 12345.f ? 1ull : 0ull);
     } else {
       int s = 0;
       uint32_t ph = 0;
@@ -457,6 +469,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
           __syncwarp();
           if (lane == 0) mbar_arrive(empty);
         }
+        if (i == 0 && a.trace && threadIdx.x == 0) stamp(a.trace, 2, acc[0][0][0] == 12345.f ? 1ull : 0ull);
         if (++s == S) {
           s = 0;
           ph ^= 1u;
@@ -469,6 +482,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   // 4. Reduce in a fixed order (k ascending): terms per warp (hi + lo 2^-8 + lo2 2^-16); warps along K inside
   //    the CTA (local shared memory); then the cs CTAs of the tile (global workspace, last arrival sums).
   __syncthreads();  // x no longer needed: the partials reuse the shared memory
+  if (a.trace && threadIdx.x == 0) stamp(a.trace, 3);
   float* part = reinterpret_cast<float*>(smem);
   if (warp < warps) {
 #pragma unroll
@@ -510,10 +524,12 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
       }
     }
   };
+  if (a.trace && threadIdx.x == 0) stamp(a.trace, 4);
   if (a.cs == 1) {
     for_tile([&](int rl, int tl, float v) {
       if (row0 + rl < a.rows) store_out(out, static_cast<int64_t>(tok0 + tl) * a.rows + row0 + rl, v);
     });
+    if (a.trace && threadIdx.x == 0) stamp(a.trace, 6);
     return;
   }
   // Split K across CTAs: the valid partial, token-major ([token][row], tile_rows x mc floats) -> workspace;
@@ -531,6 +547,10 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     unsigned prev;
     asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;\n" : "=r"(prev) : "l"(a.cnt + tile_id) : "memory");
     last = prev == static_cast<unsigned>(a.cs - 1);
+    if (a.trace) {
+      stamp(a.trace, 5);
+      stamp(a.trace, 7, last ? 1ull : 2ull);
+    }
   }
   if (!__syncthreads_or(last)) return;
   const float4* w4 = reinterpret_cast<const float4*>(w);
@@ -558,6 +578,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
       if (row0 + rl + j < a.rows) store_out(out, o + j, vv[j]);
   }
   if (threadIdx.x == 0) a.cnt[tile_id] = 0u;  // ready for the next launch (stream order)
+  if (a.trace && threadIdx.x == 0) stamp(a.trace, 6);
 }
 
 // ---- host side -------------------------------------------------------------------------------------------
