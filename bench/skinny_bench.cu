@@ -362,7 +362,8 @@ int main(int argc, char** argv) {
       }
       // The plan's layout, diagnostic variants: no exceptions (tables emptied), ring only (no decode, no MMA),
       // no reduction, both.
-      const std::pair<const char*, int> variants[] = {{"-noexc", 0}, {"-ring", 1}, {"-notail", 2}, {"-ring-notail", 3}};
+      const std::pair<const char*, int> variants[] = {{"-noexc", 0}, {"-ring", 1}, {"-notail", 2}, {"-ring-notail", 3},
+                                                      {"-nodecode", 8}};
       for (const auto& [suffix, dg] : variants) {
         solgemm::kernels::PackedView vd = v;
         if (dg == 0) vd.exc_off = d_zero;
@@ -373,6 +374,23 @@ int main(int argc, char** argv) {
         }) - fixed;
         std::printf("%-12s %4d %-18s %9.2f %9.2f %8.3f %8.0f %10s\n", sh.name, m, (lstr(sh.cands[0]) + suffix).c_str(),
                     us, ceil_us, us / ceil_us, bytes / (us * 1e3), "-");
+      }
+      for (int st : {1, 2, 3, 4, 6}) {  // ring depth cap
+        solgemm::kernels::PackedView vt = v;
+        vt.max_stages = st;
+        const solgemm::Config c = cfg_of(sh.cands[0], nt);
+        const int ctas = c.split_k * static_cast<int>(((sh.rows + 15) / 16 + c.rt_cta - 1) / c.rt_cta);
+        const float us = tm.time([&] {
+          solgemm::kernels::launch_skinny(c, vt, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
+        }) - fixed;
+        std::printf("%-12s %4d %-18s %9.2f %9.2f %8.3f %8.0f %10s\n", sh.name, m,
+                    (lstr(sh.cands[0]) + fmt::format("-S{}", st)).c_str(), us, ceil_us, us / ceil_us,
+                    bytes / (us * 1e3), "-");
+        if (m == 1 && (st == 2 || st == 4))
+          tm.timeline(fmt::format("{} m={} S{}", sh.name, m, st).c_str(), ctas, trace, [&](unsigned long long* tr) {
+            vt.trace = tr;
+            solgemm::kernels::launch_skinny(c, vt, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
+          });
       }
       if (m <= 8) {  // timeline of the plan's layout (stamps: x staged, first group, loop done, local, count, out)
         solgemm::kernels::PackedView vt = v;
@@ -419,6 +437,15 @@ int main(int argc, char** argv) {
     CK(cudaMalloc(&d_lo, hl.lo.size()));
     CK(cudaMemcpy(d_hi, hl.hi.data(), hl.hi.size(), cudaMemcpyHostToDevice));
     CK(cudaMemcpy(d_lo, hl.lo.data(), hl.lo.size(), cudaMemcpyHostToDevice));
+    void *hl_hi_rm, *hl_lo_rm;  // row-major terms for the vendor path
+    {
+      std::vector<uint16_t> rh(static_cast<size_t>(n * k)), rl(static_cast<size_t>(n * k));
+      solgemm::format::split_rowmajor(hw.data(), n * k, false, rh.data(), rl.data(), nullptr);
+      CK(cudaMalloc(&hl_hi_rm, rh.size() * 2));
+      CK(cudaMalloc(&hl_lo_rm, rl.size() * 2));
+      CK(cudaMemcpy(hl_hi_rm, rh.data(), rh.size() * 2, cudaMemcpyHostToDevice));
+      CK(cudaMemcpy(hl_lo_rm, rl.data(), rl.size() * 2, cudaMemcpyHostToDevice));
+    }
     solgemm::kernels::HiLoView v;
     v.hi = d_hi;
     v.lo = d_lo;
@@ -432,9 +459,46 @@ int main(int argc, char** argv) {
     std::printf("# router: hi+lo, %.1f MB read, plan: %s\n", bytes / 1e6,
                 solgemm::select_plan({n, k, solgemm::Storage::hilo}, 1).str().c_str());
     // m > 32 (32-token chunks): layouts with 4 row tiles per CTA re-read the weights from L2 per chunk.
-    const std::vector<Layout> cands = {{8, 1, 16, 1}, {8, 4, 4, 4}, {16, 4, 4, 2}, {8, 2, 8, 2}};
+    const std::vector<Layout> cands = {{8, 1, 16, 1}, {8, 4, 4, 4}, {8, 2, 8, 2}};
+    // m > 32: 64-token chunks (n_tiles 8, at most 8 compute warps)
+    const std::vector<Layout> cands8 = {{8, 2, 4, 4}, {8, 4, 2, 8}, {16, 2, 4, 2}, {16, 4, 2, 4}, {4, 2, 4, 8}, {8, 1, 8, 2}};
     for (int m : {1, 8, 32, 64, 128, 256}) {
       const int nt = m <= 8 ? 1 : m <= 16 ? 2 : 4;
+      if (m > 32) {
+        std::vector<float> first;
+        for (const Layout& l : cands8) {
+          const solgemm::Config c = cfg_of(l, 8);
+          try {
+            solgemm::kernels::launch_router(c, v, x, m, static_cast<float*>(out), n, tm.s);
+          } catch (const std::exception& e) {
+            std::printf("%-12s %4d %-18s launch failed: %s\n", "router", m, (lstr(l) + "-nt8").c_str(), e.what());
+            cudaGetLastError();
+            continue;
+          }
+          CK(cudaStreamSynchronize(tm.s));
+          std::vector<float> o(static_cast<size_t>(m) * n);
+          CK(cudaMemcpy(o.data(), out, o.size() * 4, cudaMemcpyDeviceToHost));
+          const double rd = first.empty() ? 0.0 : rel_diff(o, first);
+          if (first.empty()) first = o;
+          const float us =
+              tm.time([&] { solgemm::kernels::launch_router(c, v, x, m, static_cast<float*>(out), n, tm.s); }) - fixed;
+          std::printf("%-12s %4d %-18s %9.2f %9.2f %8.3f %8.0f %10.2e\n", "router", m, (lstr(l) + "-nt8").c_str(), us,
+                      ceil_us, us / ceil_us, bytes / (us * 1e3), rd);
+          if (m == 256 && &l == &cands8[1])
+            tm.timeline("router m=256 nt8 cs8/rt4/wk2/g8", 128, trace, [&](unsigned long long* tr) {
+              solgemm::kernels::HiLoView vt = v;
+              vt.trace = tr;
+              solgemm::kernels::launch_router(c, vt, x, m, static_cast<float*>(out), n, tm.s);
+            });
+        }
+        // the vendor path of the plan (two BF16 GEMMs, hi then lo 2^-8, into the FP32 output)
+        const float us = tm.time([&] {
+          solgemm::kernels::launch_vendor_hilo({blas, blas_ws, size_t{32} << 20}, hl_hi_rm, hl_lo_rm, nullptr, x, m,
+                                               static_cast<float*>(out), n, k, tm.s);
+        }) - fixed;
+        std::printf("%-12s %4d %-18s %9.2f %9.2f %8.3f %8.0f %10s\n", "router", m, "cublas-hilo", us, ceil_us,
+                    us / ceil_us, bytes / (us * 1e3), "-");
+      }
       std::vector<float> first;
       for (const Layout& l : cands) {
         if (l.cs * l.wk * l.gpw < hl.k_groups) continue;

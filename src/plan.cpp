@@ -214,9 +214,28 @@ Kernel kernel_from_string(const std::string& name) {
                           name));
 }
 
-// The router family wins up to this many tokens (6-13 us against cuBLAS SGEMM's 10-26 at m <= 32); past it
-// the two BF16 tensor-core GEMMs of the vendor family (hi, lo) are cheaper than re-streaming per token chunk.
+// The router family's tuned layout wins up to this many tokens (6-13 us against cuBLAS SGEMM's 10-26 at
+// m <= 32). Past it, verify batches of a shape listed in kHiLoVerify take the layout listed for their m (more
+// row tiles per CTA: each weight byte is re-read from L2 once per token chunk, by fewer CTAs); the rest takes
+// the vendor family's two BF16 tensor-core GEMMs (hi, lo). Rows of one call are batch invariant inside one
+// range (m <= 32, or one kHiLoVerify entry), not across them.
 constexpr int64_t kRouterFamilyMaxM = 32;
+struct HiLoVerify {
+  int64_t rows, k, max_m;
+  Layout layout;
+  int n_tiles;
+  const char* why;
+};
+// Measured with bench/skinny_bench (docs/results/dev/2026-11-29_h200_s3-router-verify_bench.log; cuBLAS hi + lo =
+// the vendor path in the same run).
+constexpr HiLoVerify kHiLoVerify[] = {
+    {256, 8192, 64, {8, 2, 8, 2}, 4,
+     "router 33 <= m <= 64: 2 row tiles x 8 k warps, K/8 per CTA, 32-token chunks (10.3 us at m=64; cuBLAS hi + lo 15.2)"},
+    {256, 8192, 128, {8, 4, 4, 4}, 4,
+     "router 65 <= m <= 128: 4 row tiles x 4 k warps, K/8 per CTA, 32-token chunks (13.2 us at m=128; cuBLAS hi + lo 15.3)"},
+    {256, 8192, 256, {8, 4, 2, 8}, 8,
+     "router 129 <= m <= 256: 4 row tiles x 2 k warps, K/8 per CTA, 64-token chunks (18.0 us at m=256; cuBLAS hi + lo 19.1)"},
+};
 
 // Where the skinny family beats cuBLAS by a clear margin (bench, docs/results/dev/..._skinny-v3-producer_bench.log):
 // (rows, K, largest m, layout). Elsewhere BF16 goes to cuBLAS, which is not batch invariant anyway; rows of
@@ -254,9 +273,17 @@ Plan select_plan(const Shape& s, int64_t m) {
     }
     case Storage::hilo:
       if (m > kRouterFamilyMaxM) {
+        for (const HiLoVerify& v : kHiLoVerify)
+          if (v.rows == s.rows && v.k == s.k && m <= v.max_m) {
+            Plan p;
+            p.kernel = Kernel::router;
+            p.cfg = make_config(v.layout, v.n_tiles);
+            p.why = fmt::format("hi + lo; {}", v.why);
+            return p;
+          }
         Plan p;
         p.kernel = Kernel::vendor;
-        p.why = "router m > 32: hi and lo as two BF16 tensor-core GEMMs into the FP32 output (cuBLAS)";
+        p.why = "router verify batch: hi and lo as two BF16 tensor-core GEMMs into the FP32 output (cuBLAS)";
         return p;
       }
       return plan_hilo(s, m);

@@ -63,6 +63,7 @@ struct PackedView {
   SplitWs split;                     // skinny family: split-K workspace (needed when the plan's split_k > 1)
   int diag = 0;                      // bench only (skinny_family.cuh Args::diag); 0 everywhere else
   unsigned long long* trace = nullptr;  // bench only (skinny_family.cuh Args::trace); null everywhere else
+  int max_stages = 0;                // bench only: ring depth cap if > 0
 };
 
 // skinny.cu: m <= 64, packed12 / packed16.
@@ -82,6 +83,7 @@ struct HiLoView {
   SplitWs split;                     // split-K workspace (needed when the plan's split_k > 1)
   int diag = 0;                      // bench only (skinny_family.cuh Args::diag); 0 everywhere else
   unsigned long long* trace = nullptr;  // bench only (skinny_family.cuh Args::trace); null everywhere else
+  int max_stages = 0;                // bench only: ring depth cap if > 0
 };
 
 // router.cu: FP32 weights as hi + lo, FP32 out, any m.

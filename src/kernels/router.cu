@@ -6,7 +6,7 @@
 // 256 x 8192 gives only 16 row tiles, so K is split across CTAs (global-workspace reduction in a fixed
 // order, skinny_family.cuh) plus warps along K inside each CTA. Bytes: 8.4 MB (hi + lo) -> floor ~1.3 + 1.8 us; the anchors measure 3.17 us.
 // m > 8 * n_tiles: the grid's y dimension walks 8 * n_tiles-token chunks (weights re-read from L2).
-// Compiled variants: {HiLo, HiLoExact} x n_tiles {1, 2, 4}. The plan's layout has one group per warp: direct
+// Compiled variants: {HiLo, HiLoExact} x n_tiles {1, 2, 4}, and HiLo x 8 (64-token chunks, <= 8 compute warps). The plan's layout has one group per warp: direct
 // loads, no ring (skinny_family.cuh).
 #include "kernels.hpp"
 #include "skinny_family.cuh"
@@ -19,13 +19,22 @@ namespace {
 template <class Src>
 void dispatch_nt(const Config& cfg, const family::Args& a, cudaStream_t stream) {
   constexpr int kMaxT = Src::kTerms == 3 ? 288 : 544;  // compute warps + the producer warp
-  switch (cfg.n_tiles) {
+  // Exact mode has no 64-token variant (registers): the same layout walks 32-token chunks instead.
+  const int nt = Src::kTerms == 3 && cfg.n_tiles == 8 ? 4 : cfg.n_tiles;
+  switch (nt) {
     case 1: family::launch<Src, 1, kMaxT, 1>(a, stream); return;
     case 2: family::launch<Src, 2, kMaxT, 1>(a, stream); return;
     case 4: family::launch<Src, 4, kMaxT, 1>(a, stream); return;
+    case 8:  // verify batches: 64 tokens per warp (hi + lo only), at most 8 compute warps per CTA
+      if constexpr (Src::kTerms == 2) {
+        family::launch<Src, 8, 288, 1>(a, stream);
+        return;
+      }
+      break;
     default: break;
   }
-  throw Error(fmt::format("solgemm: router: n_tiles = {}; compiled variants are 1, 2, 4", cfg.n_tiles));
+  throw Error(fmt::format("solgemm: router: n_tiles = {}; compiled variants are 1, 2, 4 (and 8 without exact mode)",
+                          cfg.n_tiles));
 }
 
 }  // namespace
@@ -38,6 +47,7 @@ void launch_router(const Config& cfg, const HiLoView& w, const __nv_bfloat16* x,
   a.w2 = w.lo2;
   a.diag = w.diag;
   a.trace = w.trace;
+  if (w.max_stages > 0) a.max_stages = w.max_stages;
   if (w.lo2 != nullptr) {
     // Same k slices per CTA, half the warps along K with twice the groups each (fixed per shape too).
     while (a.rt_cta * a.wk > 8 && a.wk % 2 == 0) {

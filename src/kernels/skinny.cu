@@ -54,6 +54,7 @@ void launch_skinny(const Config& cfg, const PackedView& w, const __nv_bfloat16* 
   a.k_blocks = static_cast<int>(w.k_blocks);
   a.diag = w.diag;
   a.trace = w.trace;
+  if (w.max_stages > 0) a.max_stages = w.max_stages;
   if (w.bits12)
     dispatch_nt<family::Dec12>(cfg, a, stream);
   else
@@ -68,7 +69,10 @@ SplitWs split_ws_need(Storage storage, int64_t n, int64_t k, int64_t max_m) {
   const int64_t mcap = packed ? std::min<int64_t>(max_m, 64) : max_m;
   std::vector<int64_t> ms;
   for (int64_t m = 1; m <= std::min<int64_t>(mcap, 64); ++m) ms.push_back(m);
-  if (mcap > 64) ms.push_back(mcap);  // past 64 (router) only the number of 32-token chunks grows
+  // Past 64 (router): the verify layouts change at 64, 128 and 256, then only the number of chunks grows.
+  for (int64_t m : {96, 128, 192, 256})
+    if (m < mcap) ms.push_back(m);
+  if (mcap > 64) ms.push_back(mcap);
   std::vector<int64_t> rows;
   for (int64_t r = 16; r < n; r += 16) rows.push_back(r);
   rows.push_back(n);

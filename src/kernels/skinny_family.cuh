@@ -60,6 +60,7 @@ struct Args {
   int bar_off = 0;                   // shared-memory offset of the mbarriers (kBarBytes); the ring follows them
   int diag = 0;                      // bench/skinny_bench only: 1 = no decode or MMA, 2 = no reduction (wrong out)
   unsigned long long* trace = nullptr;  // bench only: 8 %globaltimer stamps per CTA (see stamp())
+  int max_stages = kMaxStages;       // cap on the ring depth
 };
 
 // The launch arguments every policy shares (layout, x, out, split-K workspace), checked against the matrix:
@@ -245,7 +246,16 @@ __device__ __forceinline__ void half_step(const Args& a, const uint4 (&b)[Src::k
                                           int xs_stride, float (&acc)[Src::kTerms][NT][4]) {
   constexpr int T = Src::kTerms;
   uint32_t r[T][2][4];
-  Src::template decode<HS>(b, a.base_add, r);
+  if (a.diag & 8) {  // bench experiment: raw bits as A (no decode; wrong results)
+#pragma unroll
+    for (int t = 0; t < T; ++t)
+#pragma unroll
+      for (int s = 0; s < 2; ++s)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) r[t][s][j] = reinterpret_cast<const uint32_t*>(b)[(t * 8 + s * 4 + j) % (4 * Src::kLoads)];
+  } else {
+    Src::template decode<HS>(b, a.base_add, r);
+  }
   if constexpr (Src::kExc) {
     while (emask) {
       const int src = __ffs(emask) - 1;
@@ -317,37 +327,6 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     }
     __syncthreads();
   }
-  if (warp == warps && S > 0) {
-    int pn = 0;
-    int64_t pg = 0;
-    if (lane < warps) {
-      const int prt = rblock * a.rt_cta + lane % a.rt_cta, g0 = (crank * a.wk + lane / a.rt_cta) * a.gpw;
-      pn = prt < a.row_tiles ? max(min(a.gpw, a.k_groups - g0), 0) : 0;
-      pg = static_cast<int64_t>(prt) * a.k_groups + g0;
-    }
-    int q = 0;
-    uint32_t pph = 0;
-    for (int i = 0; i < n_iter; ++i) {
-      const unsigned act = __ballot_sync(0xFFFFFFFFu, i < pn);
-      if (lane == 0) {
-        mbar_wait(bars + 8u * (S + q), pph ^ 1u);
-        mbar_arrive_expect_tx(bars + 8u * q, static_cast<uint32_t>(__popc(act) * kSlot));
-      }
-      __syncwarp();
-      if (i < pn) {
-        const uint32_t dst = smem_u32(smem) + static_cast<uint32_t>(ring_off + (q * warps + lane) * kSlot);
-#pragma unroll
-        for (int t = 0; t < T; ++t)
-          bulk_g2s(dst + t * Src::kTermBytes, Src::term(a, t) + (pg + i) * Src::kTermBytes, Src::kTermBytes,
-                   bars + 8u * q);
-      }
-      if (++q == S) {
-        q = 0;
-        pph ^= 1u;
-      }
-    }
-  }
-
   // 2. x of the CTA's k range into shared memory (compute warps; cp.async, zero-fill past m and K), and the
   //    exception offsets and entries of this warp's blocks.
   const int nthr_c = warps * 32;
@@ -379,6 +358,41 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
       const int b_lo = g_begin >> 2;
       nb = ((g_begin + n - 1) >> 2) - b_lo + 1;
       if (lane <= nb) off_lane = __ldg(a.exc_off + static_cast<int64_t>(rt) * a.k_blocks + b_lo + lane);
+    }
+  }
+
+  // Bench experiment: the producer starts once the compute warps have issued their x copies and exception-offset
+  // loads (a.diag & 4).
+  if ((a.diag & 4) && S > 0 && warp < warps) asm volatile("bar.arrive 2, %0;\n" ::"r"((warps + 1) * 32) : "memory");
+  if ((a.diag & 4) && S > 0 && warp == warps) asm volatile("bar.sync 2, %0;\n" ::"r"((warps + 1) * 32) : "memory");
+  if (warp == warps && S > 0) {
+    int pn = 0;
+    int64_t pg = 0;
+    if (lane < warps) {
+      const int prt = rblock * a.rt_cta + lane % a.rt_cta, g0 = (crank * a.wk + lane / a.rt_cta) * a.gpw;
+      pn = prt < a.row_tiles ? max(min(a.gpw, a.k_groups - g0), 0) : 0;
+      pg = static_cast<int64_t>(prt) * a.k_groups + g0;
+    }
+    int q = 0;
+    uint32_t pph = 0;
+    for (int i = 0; i < n_iter; ++i) {
+      const unsigned act = __ballot_sync(0xFFFFFFFFu, i < pn);
+      if (lane == 0) {
+        mbar_wait(bars + 8u * (S + q), pph ^ 1u);
+        mbar_arrive_expect_tx(bars + 8u * q, static_cast<uint32_t>(__popc(act) * kSlot));
+      }
+      __syncwarp();
+      if (i < pn) {
+        const uint32_t dst = smem_u32(smem) + static_cast<uint32_t>(ring_off + (q * warps + lane) * kSlot);
+#pragma unroll
+        for (int t = 0; t < T; ++t)
+          bulk_g2s(dst + t * Src::kTermBytes, Src::term(a, t) + (pg + i) * Src::kTermBytes, Src::kTermBytes,
+                   bars + 8u * q);
+      }
+      if (++q == S) {
+        q = 0;
+        pph ^= 1u;
+      }
     }
   }
 
@@ -644,7 +658,7 @@ void launch(Args a, cudaStream_t stream) {
   (void)attrs;
   const int warps = a.rt_cta * a.wk;
   const size_t r0 = region0_bytes<NT>(a), sb = stage_bytes<Src>(a), budget = smem_budget(MINB);
-  const int want = std::min(std::min(a.gpw, a.k_groups), kMaxStages);
+  const int want = std::min(std::min(a.gpw, a.k_groups), std::min(kMaxStages, a.max_stages));
   const int fit = r0 + kBarBytes + sb <= budget ? static_cast<int>((budget - r0 - kBarBytes) / sb) : 0;
   a.stages = a.gpw == 1 ? 0 : std::min(want, fit);  // one group per warp: direct loads, no ring (lower latency)
   a.bar_off = static_cast<int>(r0);
