@@ -8,7 +8,10 @@
 // v2: layouts split K across CTAs through a global workspace (no clusters); "cublas" = the vendor family
 // (cublasGemmEx on the raw BF16 weights, same handle setup as src/api.cu), timed the same way.
 // Beside the plan's layout: "-noexc" (exception tables emptied), "-ring" (no decode, no MMA: the weight ring
-// and the tail alone), "-notail" (no reduction or output: wrong results), "-ring-notail" (the stream alone).
+// and the tail alone), "-notail" (no reduction or output: wrong results), "-ring-notail" (the stream alone),
+// "-nodecode" (raw bits as MMA operands), "-xfirst" (the producer waits until x is requested), "-S<n>" (ring
+// depth capped at n stages); router: "-notail", "-nomma",
+// "-stream". "timeline" rows: per-CTA %globaltimer stamps (Timer::timeline).
 // Usage: skinny_bench [reps=100] [diag|-] [m list, e.g. 1,8,16,32]
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
@@ -363,7 +366,7 @@ int main(int argc, char** argv) {
       // The plan's layout, diagnostic variants: no exceptions (tables emptied), ring only (no decode, no MMA),
       // no reduction, both.
       const std::pair<const char*, int> variants[] = {{"-noexc", 0}, {"-ring", 1}, {"-notail", 2}, {"-ring-notail", 3},
-                                                      {"-nodecode", 8}};
+                                                      {"-nodecode", 8}, {"-xfirst", 4}};
       for (const auto& [suffix, dg] : variants) {
         solgemm::kernels::PackedView vd = v;
         if (dg == 0) vd.exc_off = d_zero;
