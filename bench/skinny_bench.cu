@@ -141,6 +141,7 @@ struct Timer {
   void timeline(const char* label, int ctas, unsigned long long* trace, F&& launch) {
     std::vector<std::array<double, 3>> acc[8];
     std::vector<unsigned long long> h(static_cast<size_t>(ctas) * 8);
+    bool cluster = false;
     for (int r = 0; r < 7; ++r) {
       CK(cudaMemset(trace, 0, h.size() * 8));
       flush_read<<<sms * 4, 1024, 0, s>>>(flush, flush_n, sink);
@@ -150,6 +151,7 @@ struct Timer {
       unsigned long long t0 = ~0ull;
       for (int c = 0; c < ctas; ++c)
         if (h[c * 8]) t0 = std::min(t0, h[c * 8]);
+      for (int c = 0; c < ctas; ++c) cluster |= h[c * 8 + 7] == 3;
       for (int i = 1; i < 7; ++i) {
         std::vector<double> v;
         for (int c = 0; c < ctas; ++c)
@@ -159,7 +161,7 @@ struct Timer {
         acc[i].push_back({v.front(), v[v.size() / 2], v.back()});
       }
     }
-    std::printf("timeline %-28s", label);
+    std::printf("timeline %-28s%s", label, cluster ? " [cluster]" : "");
     const char* names[8] = {"", "x", "g0", "loop", "local", "count", "out", ""};
     for (int i = 1; i < 7; ++i) {
       if (acc[i].empty()) continue;
@@ -362,15 +364,24 @@ int main(int argc, char** argv) {
         }) - fixed;
         std::printf("%-12s %4d %-18s %9.2f %9.2f %8.3f %8.0f %10.2e\n", sh.name, m, lstr(l).c_str(), us, ceil_us,
                     us / ceil_us, bytes / (us * 1e3), rd);
+        if (m == 1 && &l != &sh.cands[0]) {  // timelines of the other layouts too (m = 1)
+          solgemm::kernels::PackedView vt = v;
+          const int ctas = c.split_k * static_cast<int>(((sh.rows + 15) / 16 + c.rt_cta - 1) / c.rt_cta);
+          tm.timeline(fmt::format("{} m={} {}", sh.name, m, lstr(l)).c_str(), ctas, trace, [&](unsigned long long* tr) {
+            vt.trace = tr;
+            solgemm::kernels::launch_skinny(c, vt, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
+          });
+        }
       }
       // The plan's layout, diagnostic variants: no exceptions (tables emptied), ring only (no decode, no MMA),
       // no reduction, both.
       const std::pair<const char*, int> variants[] = {{"-noexc", 0}, {"-ring", 1}, {"-notail", 2}, {"-ring-notail", 3},
-                                                      {"-nodecode", 8}, {"-xfirst", 4}};
+                                                      {"-nodecode", 8}, {"-xfirst", 4}, {"-nocluster", 16}};
       for (const auto& [suffix, dg] : variants) {
         solgemm::kernels::PackedView vd = v;
         if (dg == 0) vd.exc_off = d_zero;
-        vd.diag = dg;
+        vd.diag = dg & 15;
+        vd.no_cluster = dg == 16;
         const solgemm::Config c = cfg_of(sh.cands[0], nt);
         const float us = tm.time([&] {
           solgemm::kernels::launch_skinny(c, vd, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
@@ -462,7 +473,7 @@ int main(int argc, char** argv) {
     std::printf("# router: hi+lo, %.1f MB read, plan: %s\n", bytes / 1e6,
                 solgemm::select_plan({n, k, solgemm::Storage::hilo}, 1).str().c_str());
     // m > 32 (32-token chunks): layouts with 4 row tiles per CTA re-read the weights from L2 per chunk.
-    const std::vector<Layout> cands = {{8, 1, 16, 1}, {8, 4, 4, 4}, {8, 2, 8, 2}};
+    const std::vector<Layout> cands = {{8, 1, 8, 2}, {8, 1, 16, 1}, {8, 2, 8, 2}};
     // m > 32: 64-token chunks (n_tiles 8, at most 8 compute warps)
     const std::vector<Layout> cands8 = {{8, 2, 4, 4}, {8, 4, 2, 8}, {16, 2, 4, 2}, {16, 4, 2, 4}, {4, 2, 4, 8}, {8, 1, 8, 2}};
     for (int m : {1, 8, 32, 64, 128, 256}) {
@@ -522,6 +533,20 @@ int main(int argc, char** argv) {
             tm.time([&] { solgemm::kernels::launch_router(c, v, x, m, static_cast<float*>(out), n, tm.s); }) - fixed;
         std::printf("%-12s %4d %-18s %9.2f %9.2f %8.3f %8.0f %10.2e\n", "router", m, lstr(l).c_str(), us, ceil_us,
                     us / ceil_us, bytes / (us * 1e3), rd);
+        if (m <= 32 && &l != &cands[0]) {
+          solgemm::kernels::HiLoView vn = v;
+          vn.no_cluster = true;
+          const float un =
+              tm.time([&] { solgemm::kernels::launch_router(c, vn, x, m, static_cast<float*>(out), n, tm.s); }) - fixed;
+          std::printf("%-12s %4d %-18s %9.2f %9.2f %8.3f %8.0f %10s\n", "router", m,
+                      (lstr(l) + "-nocluster").c_str(), un, ceil_us, un / ceil_us, bytes / (un * 1e3), "-");
+          const int ctas = l.cs * ((16 + l.rt_cta - 1) / l.rt_cta) * ((m + 8 * nt - 1) / (8 * nt));
+          tm.timeline(fmt::format("router m={} {}", m, lstr(l)).c_str(), ctas, trace, [&](unsigned long long* tr) {
+            solgemm::kernels::HiLoView vt = v;
+            vt.trace = tr;
+            solgemm::kernels::launch_router(c, vt, x, m, static_cast<float*>(out), n, tm.s);
+          });
+        }
       }
       if (m <= 32) {
         solgemm::kernels::HiLoView vt = v;
@@ -532,9 +557,11 @@ int main(int argc, char** argv) {
                       solgemm::kernels::launch_router(c, vt, x, m, static_cast<float*>(out), n, tm.s);
                     });
       }
-      for (const auto& [suffix, dg] : {std::pair<const char*, int>{"-notail", 2}, {"-nomma", 1}, {"-stream", 3}}) {
+      for (const auto& [suffix, dg] : {std::pair<const char*, int>{"-notail", 2}, {"-nomma", 1}, {"-stream", 3},
+                                       {"-nocluster", 16}}) {
         solgemm::kernels::HiLoView vd = v;
-        vd.diag = dg;
+        vd.diag = dg & 15;
+        vd.no_cluster = dg == 16;
         const solgemm::Config c = cfg_of(cands[0], nt);
         const float us =
             tm.time([&] { solgemm::kernels::launch_router(c, vd, x, m, static_cast<float*>(out), n, tm.s); }) - fixed;

@@ -113,7 +113,7 @@ constexpr Tuned kTunedPacked[] = {
     {1024, 4096, {4, 2, 8, 2}, "unpooler slice: 2 row tiles x 8 k warps x K/4 per CTA, 128 CTAs, 4-way split"},
 };
 constexpr Tuned kTunedHiLo[] = {
-    {256, 8192, {8, 1, 16, 1}, "router: 1 row tile x 16 k warps per CTA, K / 8 per CTA (split-K workspace): 128 CTAs"},
+    {256, 8192, {8, 1, 8, 2}, "router: 1 row tile x 8 k warps x 2 groups per CTA, K / 8 per CTA, 128 CTAs of 9 warps (2 fit an SM): the 8 splits of a tile reduce as one cluster through distributed shared memory"},
 };
 
 template <size_t N>

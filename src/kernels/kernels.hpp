@@ -64,6 +64,7 @@ struct PackedView {
   int diag = 0;                      // bench only (skinny_family.cuh Args::diag); 0 everywhere else
   unsigned long long* trace = nullptr;  // bench only (skinny_family.cuh Args::trace); null everywhere else
   int max_stages = 0;                // bench only: ring depth cap if > 0
+  bool no_cluster = false;           // bench only: never reduce split K through a cluster
 };
 
 // skinny.cu: m <= 64, packed12 / packed16.
@@ -84,6 +85,7 @@ struct HiLoView {
   int diag = 0;                      // bench only (skinny_family.cuh Args::diag); 0 everywhere else
   unsigned long long* trace = nullptr;  // bench only (skinny_family.cuh Args::trace); null everywhere else
   int max_stages = 0;                // bench only: ring depth cap if > 0
+  bool no_cluster = false;           // bench only: never reduce split K through a cluster
 };
 
 // router.cu: FP32 weights as hi + lo, FP32 out, any m.

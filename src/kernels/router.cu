@@ -3,11 +3,12 @@
 // Idea and roofline: the same skinny family (skinny_family.cuh) with the HiLo weight source: two (three)
 // raw BF16 matrices in the same fragment order, one MMA per term into separate FP32 accumulators,
 // out = acc_hi + acc_lo * 2^-8 (+ acc_lo2 * 2^-16), combined per warp before the fixed-order reduction.
-// 256 x 8192 gives only 16 row tiles, so K is split across CTAs (global-workspace reduction in a fixed
-// order, skinny_family.cuh) plus warps along K inside each CTA. Bytes: 8.4 MB (hi + lo) -> floor ~1.3 + 1.8 us; the anchors measure 3.17 us.
+// 256 x 8192 gives only 16 row tiles, so K is split across CTAs (reduced in a fixed order through a cluster's
+// distributed shared memory when the grid fits as clusters, else a global workspace; skinny_family.cuh) plus
+// warps along K inside each CTA. Bytes: 8.4 MB (hi + lo) -> floor ~1.3 + 1.8 us; the anchors measure 3.17 us.
 // m > 8 * n_tiles: the grid's y dimension walks 8 * n_tiles-token chunks (weights re-read from L2).
-// Compiled variants: {HiLo, HiLoExact} x n_tiles {1, 2, 4}, and HiLo x 8 (64-token chunks, <= 8 compute warps). The plan's layout has one group per warp: direct
-// loads, no ring (skinny_family.cuh).
+// Compiled variants: {HiLo, HiLoExact} x n_tiles {1, 2, 4}, and HiLo x 8 (64-token chunks, <= 8 compute
+// warps), each with the workspace and the cluster reduction.
 #include "kernels.hpp"
 #include "skinny_family.cuh"
 
@@ -48,6 +49,7 @@ void launch_router(const Config& cfg, const HiLoView& w, const __nv_bfloat16* x,
   a.diag = w.diag;
   a.trace = w.trace;
   if (w.max_stages > 0) a.max_stages = w.max_stages;
+  if (w.no_cluster) a.allow_cluster = 0;
   if (w.lo2 != nullptr) {
     // Same k slices per CTA, half the warps along K with twice the groups each (fixed per shape too).
     while (a.rt_cta * a.wk > 8 && a.wk % 2 == 0) {

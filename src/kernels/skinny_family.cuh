@@ -22,12 +22,16 @@
 // (~1-2 us) make up the rest.
 #pragma once
 
+#include <cooperative_groups.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
+#include <mutex>
+#include <tuple>
 #include <type_traits>
 
 #include "decode.cuh"
@@ -63,6 +67,7 @@ struct Args {
                                      // waits until x and the exception offsets are requested (perf-notes step 9)
   unsigned long long* trace = nullptr;  // bench only: 8 %globaltimer stamps per CTA (see stamp())
   int max_stages = kMaxStages;       // cap on the ring depth
+  int allow_cluster = 1;             // let launch use clusters when the whole grid fits at once
 };
 
 // The launch arguments every policy shares (layout, x, out, split-K workspace), checked against the matrix:
@@ -290,7 +295,9 @@ __device__ __forceinline__ void half_step(const Args& a, const uint4 (&b)[Src::k
   }
 }
 
-template <class Src, int NT, int MAXT, int MINB>
+// kCluster: the cs CTAs of a tile are one thread-block cluster and reduce through distributed shared memory
+// (a separate instantiation, so that the workspace variant keeps its register allocation).
+template <class Src, int NT, int MAXT, int MINB, bool kCluster>
 __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   extern __shared__ __align__(128) uint8_t smem[];
   constexpr int T = Src::kTerms;
@@ -541,6 +548,44 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     }
   };
   if (a.trace && threadIdx.x == 0) stamp(a.trace, 4);
+  if constexpr (kCluster) {
+    // The cs CTAs of this tile are one cluster (launch checked that the whole grid fits at once): after a
+    // cluster barrier each CTA sums its 1/cs share of the tile's elements from every CTA's shared memory in
+    // split order (the same additions as the workspace path), writes them, and waits for its peers before its
+    // shared memory goes away.
+    namespace cg = cooperative_groups;
+    cg::cluster_group cl = cg::this_cluster();
+    cl.sync();
+    const uint32_t part_s = smem_u32(part);
+    const int e0 = tile * crank / a.cs, e1 = tile * (crank + 1) / a.cs;
+    for (int e = e0 + static_cast<int>(threadIdx.x); e < e1; e += nthreads) {
+      const int lane_e = e & 31, c = (e >> 5) & 3, nt = (e >> 7) % NT, rtl = (e >> 7) / NT;
+      const int rl = rtl * 16 + (lane_e >> 2) + 8 * (c >> 1), tl = nt * 8 + 2 * (lane_e & 3) + (c & 1);
+      if (tl >= mc || row0 + rl >= a.rows) continue;
+      float sum = 0.f;
+#pragma unroll
+      for (int q0 = 0; q0 < 8; q0 += 4) {  // 4 peers' loads in flight, added in split order
+        float v[4];
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+          if (q0 + j < a.cs) {
+            uint32_t ra;
+            asm("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(ra) : "r"(part_s + 4u * e), "r"(q0 + j));
+            asm volatile("ld.shared::cluster.f32 %0, [%1];\n" : "=f"(v[j]) : "r"(ra));
+          }
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+          if (q0 + j < a.cs) sum = q0 + j == 0 ? v[j] : sum + v[j];
+      }
+      store_out(out, static_cast<int64_t>(tok0 + tl) * a.rows + row0 + rl, sum);
+    }
+    if (a.trace && threadIdx.x == 0) {
+      stamp(a.trace, 6);
+      stamp(a.trace, 7, 3ull);
+    }
+    cl.sync();
+    return;
+  }
   if (a.cs == 1) {
     for_tile([&](int rl, int tl, float v) {
       if (row0 + rl < a.rows) store_out(out, static_cast<int64_t>(tok0 + tl) * a.rows + row0 + rl, v);
@@ -652,9 +697,11 @@ inline WsNeed ws_need(int m, int rows, int rt_cta, int cs, int nt) {
 // One launch: grid (cs * row blocks, token chunks), no cluster, rt_cta * wk compute warps + 1 producer warp.
 template <class Src, int NT, int MAXT, int MINB>
 void launch(Args a, cudaStream_t stream) {
-  auto kern = skinny_kernel<Src, NT, MAXT, MINB>;
+  auto kern = skinny_kernel<Src, NT, MAXT, MINB, false>;
+  auto kern_c = skinny_kernel<Src, NT, MAXT, MINB, true>;
   static const bool attrs = [&] {
     check(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024), "smem attribute");
+    check(cudaFuncSetAttribute(kern_c, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024), "smem attribute");
     return true;
   }();
   (void)attrs;
@@ -675,7 +722,57 @@ void launch(Args a, cudaStream_t stream) {
     throw Error(fmt::format("solgemm: skinny launch: split-K workspace too small ({} floats, {} counters needed; {}, "
                             "{} allocated: PrepareOptions::max_m?)", need.floats, need.counters, a.ws_cap, a.cnt_cap));
   const dim3 grid = grid_of(a, NT);
-  kern<<<grid, static_cast<unsigned>((warps + 1) * 32), smem, stream>>>(a);
+  const unsigned threads = static_cast<unsigned>((warps + 1) * 32);
+  // Split K with cs <= 8: if the whole grid fits on the GPU at once as clusters of cs CTAs, reduce through
+  // distributed shared memory instead of the workspace (no global round trips). The answer depends on the
+  // kernel, its shared memory, the block and cluster size: asked once, then cached.
+  if (a.cs > 1 && a.cs <= 8 && a.allow_cluster) {
+    static std::mutex mu;
+    static std::map<std::tuple<size_t, unsigned, int>, int> fits;  // (smem, threads, cs) -> max active clusters
+    int max_clusters = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      const auto key = std::make_tuple(smem, threads, a.cs);
+      auto it = fits.find(key);
+      if (it == fits.end()) {
+        cudaLaunchConfig_t q{};
+        q.gridDim = grid;
+        q.blockDim = dim3(threads, 1, 1);
+        q.dynamicSmemBytes = smem;
+        cudaLaunchAttribute at[1];
+        at[0].id = cudaLaunchAttributeClusterDimension;
+        at[0].val.clusterDim.x = static_cast<unsigned>(a.cs);
+        at[0].val.clusterDim.y = 1;
+        at[0].val.clusterDim.z = 1;
+        q.attrs = at;
+        q.numAttrs = 1;
+        if (cudaOccupancyMaxActiveClusters(&max_clusters, kern_c, &q) != cudaSuccess) {
+          cudaGetLastError();
+          max_clusters = 0;
+        }
+        fits.emplace(key, max_clusters);
+      } else {
+        max_clusters = it->second;
+      }
+    }
+    if (static_cast<int64_t>(max_clusters) * a.cs >= static_cast<int64_t>(grid.x) * grid.y) {
+      cudaLaunchConfig_t lc{};
+      lc.gridDim = grid;
+      lc.blockDim = dim3(threads, 1, 1);
+      lc.dynamicSmemBytes = smem;
+      lc.stream = stream;
+      cudaLaunchAttribute at[1];
+      at[0].id = cudaLaunchAttributeClusterDimension;
+      at[0].val.clusterDim.x = static_cast<unsigned>(a.cs);
+      at[0].val.clusterDim.y = 1;
+      at[0].val.clusterDim.z = 1;
+      lc.attrs = at;
+      lc.numAttrs = 1;
+      check(cudaLaunchKernelEx(&lc, kern_c, a), "skinny cluster launch");
+      return;
+    }
+  }
+  kern<<<grid, threads, smem, stream>>>(a);
   check(cudaGetLastError(), "skinny launch");
 }
 
