@@ -11,9 +11,11 @@
 // cp.async while the weights stream, and reads the B fragments with ldmatrix.x4).
 // Work split: CTA = rt_cta row tiles x wk warps along K (+ the producer); `cs` CTAs (no clusters) split K
 // further. The warps of a CTA reduce through shared memory (k ascending); the cs CTAs of one output tile
-// reduce through a global FP32 workspace: each writes its partial (valid tokens only), one thread fences and
-// bumps a per-tile counter; the last to arrive sums the cs partials in split order (k ascending) into the
-// output and resets the counter to 0 (graph-safe: no host-side reset). Bitwise deterministic, and
+// reduce either as one thread-block cluster, when the whole grid fits at once (each sums its 1/cs of the tile
+// from the peers' shared memory), or through a global FP32 workspace: each writes its partial (valid tokens
+// only) and bumps a per-tile counter (acq_rel); the last to arrive sums the cs partials in split order (k
+// ascending) into the output and resets the counter to 0 (graph-safe: no host-side reset). Both add in the
+// same order: bitwise deterministic, and
 // independent of m (the layout is chosen per shape, never per m; MMA columns are independent).
 //
 // Roofline: at m <= 64 the work is ~2 m FLOP per weight byte-and-a-half: memory-bound by far. Time floor =
@@ -322,10 +324,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   const int ring_off = a.bar_off + kBarBytes;
   if (a.trace && threadIdx.x == 0) stamp(a.trace, 0);
 
-  // 1. Barriers; then the producer warp streams the weights: lane w copies compute warp w's group of each
-  //    stage (cp.async.bulk, complete_tx on full[s]) once lane 0 has seen the stage's slots released
-  //    (empty[s]; the first round passes at once) and posted the stage's byte count. (Measured: compute warps
-  //    that issue bulk copies themselves stall on the issue; perf-notes, skinny v3.)
+  // 1. Barriers (ring mode).
   if (S > 0) {  // (direct mode: no barriers, nothing to wait for before the loads)
     if (threadIdx.x == 0) {
       for (int q = 0; q < S; ++q) {
@@ -370,8 +369,13 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     }
   }
 
-  // Bench diagnostic (a.diag & 4): the producer starts once the compute warps have issued their x copies and
-  // exception-offset loads. (Also, as it happens, the 544-thread HiLo variants spill 16 bytes without it.)
+  // 3. The producer warp streams the weights: lane w copies compute warp w's group of each stage
+  //    (cp.async.bulk, complete_tx on full[s]) once lane 0 has seen the stage's slots released (empty[s]; the
+  //    first round passes at once) and posted the stage's byte count. (Measured: compute warps that issue bulk
+  //    copies themselves stall on the issue; perf-notes, skinny v3.) It skips the compute warps' part above, so
+  //    it starts at once. Bench diagnostic (a.diag & 4): it waits until the compute warps have issued their x
+  //    copies and exception-offset loads (perf-notes step 9; the branch also happens to keep the 544-thread HiLo
+  //    variants from spilling 16 bytes).
   if ((a.diag & 4) && S > 0 && warp < warps) asm volatile("bar.arrive 2, %0;\n" ::"r"((warps + 1) * 32) : "memory");
   if ((a.diag & 4) && S > 0 && warp == warps) asm volatile("bar.sync 2, %0;\n" ::"r"((warps + 1) * 32) : "memory");
   if (warp == warps && S > 0) {
@@ -405,7 +409,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     }
   }
 
-  // 2. Exception entries (<= 32 per warp: one per lane, consumed only by a group whose block has entries; more:
+  // 4. Exception entries (<= 32 per warp: one per lane, consumed only by a group whose block has entries; more:
   //    read per group from global memory, slow path). blk_has: bit j = block b_lo + j has any.
   int e_total = 0, bi = 0;
   unsigned blk_has = 0;
@@ -437,7 +441,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   if (warp < warps) asm volatile("bar.sync 1, %0;\n" ::"r"(nthr_c) : "memory");  // x staged
   if (a.trace && threadIdx.x == 0) stamp(a.trace, 1);
 
-  // 3. Main loop (compute warps): wait for the stage, read the warp's slot half a group at a time, release it,
+  // 5. Main loop (compute warps): wait for the stage, read the warp's slot half a group at a time, release it,
   //    decode, patch and multiply. Warps without groups in a stage still wait for it and release it.
   float acc[T][NT][4];
 #pragma unroll
@@ -502,8 +506,9 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   }
   if (a.diag & 2) return;
 
-  // 4. Reduce in a fixed order (k ascending): terms per warp (hi + lo 2^-8 + lo2 2^-16); warps along K inside
-  //    the CTA (local shared memory); then the cs CTAs of the tile (global workspace, last arrival sums).
+  // 6. Reduce in a fixed order (k ascending): terms per warp (hi + lo 2^-8 + lo2 2^-16); warps along K inside
+  //    the CTA (local shared memory); then the cs CTAs of the tile (a cluster through distributed shared memory,
+  //    or the global workspace, last arrival sums).
   __syncthreads();  // x no longer needed: the partials reuse the shared memory
   if (a.trace && threadIdx.x == 0) stamp(a.trace, 3);
   float* part = reinterpret_cast<float*>(smem);
@@ -694,7 +699,8 @@ inline WsNeed ws_need(int m, int rows, int rt_cta, int cs, int nt) {
   return {rblocks * chunks * static_cast<size_t>(cs) * 8 * nt * 16 * rt_cta, rblocks * chunks};
 }
 
-// One launch: grid (cs * row blocks, token chunks), no cluster, rt_cta * wk compute warps + 1 producer warp.
+// One launch: grid (cs * row blocks, token chunks), rt_cta * wk compute warps + 1 producer warp; clusters of cs
+// CTAs when the whole grid fits at once (split K through DSMEM), else none (split K through the workspace).
 template <class Src, int NT, int MAXT, int MINB>
 void launch(Args a, cudaStream_t stream) {
   auto kern = skinny_kernel<Src, NT, MAXT, MINB, false>;
