@@ -1,6 +1,8 @@
 // The plan table covers every layer at every m from 1 to 4096, and each plan can serve its shape.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "solgemm/plan.hpp"
 #include "solgemm/solgemm.hpp"
 
@@ -34,7 +36,10 @@ TEST(Plan, CoversEveryLayerAtEveryM) {
           EXPECT_LE(m, 64);  // past 8 * n_tiles tokens: chunks of 8 * n_tiles over the grid
           EXPECT_TRUE(p.cfg.n_tiles == 1 || p.cfg.n_tiles == 2 || p.cfg.n_tiles == 4);
           break;
-        case solgemm::Kernel::router: EXPECT_EQ(l.storage, solgemm::Storage::hilo); break;
+        case solgemm::Kernel::router:
+          EXPECT_EQ(l.storage, solgemm::Storage::hilo);
+          EXPECT_TRUE(p.cfg.n_tiles == 1 || p.cfg.n_tiles == 2 || p.cfg.n_tiles == 4 || p.cfg.n_tiles == 8);
+          break;
         case solgemm::Kernel::wide:
           EXPECT_TRUE(l.storage == solgemm::Storage::packed12 || l.storage == solgemm::Storage::packed16);
           EXPECT_GT(m, 64);
@@ -65,6 +70,47 @@ TEST(Plan, ForcedFamilies) {
     FAIL() << "no error for an unknown family";
   } catch (const solgemm::Error& e) {
     EXPECT_NE(std::string(e.what()).find("expected one of"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// The router's ranges: one layout per range of m (rows of one call are batch invariant inside a range), the
+// tuned 256 x 8192 shape on the router family up to 256 tokens, cuBLAS hi + lo past that and for other shapes.
+TEST(Plan, RouterRanges) {
+  const solgemm::Shape router{256, 8192, solgemm::Storage::hilo};
+  struct Range {
+    int64_t lo, hi;
+    int cs, rt_cta, wk, gpw, max_tiles;
+  };
+  const Range ranges[] = {{1, 32, 8, 1, 8, 2, 4}, {33, 64, 8, 2, 8, 2, 4}, {65, 128, 8, 4, 4, 4, 4},
+                          {129, 256, 8, 4, 2, 8, 8}};
+  for (const Range& r : ranges)
+    for (int64_t m = r.lo; m <= r.hi; ++m) {
+      const auto p = solgemm::select_plan(router, m);
+      SCOPED_TRACE(testing::Message() << "m=" << m << " plan=" << p.str());
+      ASSERT_EQ(p.kernel, solgemm::Kernel::router);
+      EXPECT_EQ(p.cfg.split_k, r.cs);
+      EXPECT_EQ(p.cfg.rt_cta, r.rt_cta);
+      EXPECT_EQ(p.cfg.wk, r.wk);
+      EXPECT_EQ(p.cfg.gpw, r.gpw);
+      EXPECT_LE(p.cfg.n_tiles, r.max_tiles);
+      EXPECT_GE(8 * p.cfg.n_tiles, std::min<int64_t>(m, 8 * r.max_tiles));  // one chunk when it fits
+    }
+  for (int64_t m : {257, 300, 512, 4096}) EXPECT_EQ(solgemm::select_plan(router, m).kernel, solgemm::Kernel::vendor);
+  for (const solgemm::Shape& other : {solgemm::Shape{100, 8192, solgemm::Storage::hilo},
+                                      solgemm::Shape{40, 1000, solgemm::Storage::hilo}}) {
+    EXPECT_EQ(solgemm::select_plan(other, 32).kernel, solgemm::Kernel::router);
+    EXPECT_EQ(solgemm::select_plan(other, 33).kernel, solgemm::Kernel::vendor);
+  }
+  // Forcing the family keeps the m <= 32 layout at every m (one K order for all m: the tests' batch invariance).
+  for (int64_t m : {1, 64, 256, 4096}) {
+    const auto p = solgemm::select_plan(router, m, solgemm::Kernel::router);
+    EXPECT_EQ(p.cfg.split_k, 8);
+    EXPECT_EQ(p.cfg.wk, 8);
+    EXPECT_EQ(p.cfg.gpw, 2);
   }
 }
 
