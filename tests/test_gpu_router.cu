@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "test_gpu_skinny_util.cuh"
@@ -111,6 +112,48 @@ std::vector<int> router_ms() {
   std::vector<int> v = {4096, 1000, 512, 257, 256, 255, 130, 129, 128, 127, 65};
   for (int m = 64; m >= 1; --m) v.push_back(m);
   return v;
+}
+
+// First in this file on purpose: the very first call of a fresh configuration (a shape no other test uses) is
+// made inside a stream capture, so the launcher's one-time host queries (function attributes, SM count,
+// cluster occupancy) run while capturing. The capture must succeed, and its replay must equal a plain call.
+TEST(Router, FirstCallInsideCapture) {
+  SOLGEMM_REQUIRE_GPU();
+  const uint64_t seed = solgemm::testing::test_seed(0x700Bu);
+  for (const auto& [n, k, m] : {std::tuple<int64_t, int64_t, int>{48, 2048, 3}, {256, 8192, 40}}) {
+    SCOPED_TRACE("n=" + std::to_string(n) + " k=" + std::to_string(k) + " m=" + std::to_string(m) + " " +
+                 skt::seed_msg(seed));
+    cudaStream_t st;
+    SKT_CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    Dev<float> dw(static_cast<size_t>(n * k));
+    skt::gen_f32<<<1024, 256>>>(dw.p, n * k, seed, 0.02f);
+    Dev<__nv_bfloat16> x(static_cast<size_t>(m * k));
+    skt::make_x(x.p, m, k, seed);
+    SKT_CK(cudaDeviceSynchronize());
+    auto w = solgemm::Weights::prepare(dw.p, solgemm::DType::f32, n, k, st, {});
+    const size_t total = static_cast<size_t>(m * n);
+    Dev<uint32_t> out(total);
+    SKT_CK(cudaMemset(out.p, 0xFF, total * 4));
+    cudaGraph_t g;
+    cudaGraphExec_t ge;
+    SKT_CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
+    w.run(x.p, m, out.p, n, st);
+    ASSERT_EQ(cudaStreamEndCapture(st, &g), cudaSuccess) << "the first call invalidated the capture";
+    SKT_CK(cudaGraphInstantiate(&ge, g, 0));
+    SKT_CK(cudaGraphLaunch(ge, st));
+    SKT_CK(cudaStreamSynchronize(st));
+    const std::vector<uint32_t> captured = out.get();
+    SKT_CK(cudaMemset(out.p, 0xFF, total * 4));
+    w.run(x.p, m, out.p, n, st);
+    SKT_CK(cudaStreamSynchronize(st));
+    EXPECT_EQ(out.get(), captured) << "replay of the captured first call differs from a plain call";
+    size_t bad = 0;
+    for (uint32_t v : captured) bad += (v & 0x7F800000u) == 0x7F800000u;  // NaN/Inf: unwritten (0xFFFFFFFF)
+    EXPECT_EQ(bad, 0u);
+    cudaGraphExecDestroy(ge);
+    cudaGraphDestroy(g);
+    cudaStreamDestroy(st);
+  }
 }
 
 TEST(Router, HiLoEveryM) {

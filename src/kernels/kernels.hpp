@@ -13,6 +13,17 @@
 
 namespace solgemm::kernels {
 
+// Host queries that enqueue nothing (function attributes, occupancy, device attributes) may run while the caller
+// captures a CUDA graph: this switches the thread to relaxed capture mode around them, so that they neither fail
+// nor invalidate the caller's capture (the first call of a configuration may well be the captured one).
+struct RelaxedCapture {
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  RelaxedCapture() { cudaThreadExchangeStreamCaptureMode(&mode); }
+  ~RelaxedCapture() { cudaThreadExchangeStreamCaptureMode(&mode); }
+  RelaxedCapture(const RelaxedCapture&) = delete;
+  RelaxedCapture& operator=(const RelaxedCapture&) = delete;
+};
+
 // reference.cu: any storage that is raw (BF16 or FP32 weights, row-major N x K), any m, any rows.
 void launch_reference(DType wt, const void* W, const __nv_bfloat16* x, int64_t m, void* out, int64_t rows,
                       int64_t k, cudaStream_t stream);

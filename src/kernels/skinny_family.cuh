@@ -680,6 +680,7 @@ inline int sm_count() {
   check(cudaGetDevice(&dev), "skinny: device");
   if (dev < 0 || dev >= 64) dev = 0;
   if (cached[dev] == 0) {
+    RelaxedCapture relaxed;
     int n = 0;
     check(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev), "skinny: SM count");
     cached[dev] = n;
@@ -706,6 +707,7 @@ void launch(Args a, cudaStream_t stream) {
   auto kern = skinny_kernel<Src, NT, MAXT, MINB, false>;
   auto kern_c = skinny_kernel<Src, NT, MAXT, MINB, true>;
   static const bool attrs = [&] {
+    RelaxedCapture relaxed;
     check(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024), "smem attribute");
     check(cudaFuncSetAttribute(kern_c, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024), "smem attribute");
     return true;
@@ -752,6 +754,7 @@ void launch(Args a, cudaStream_t stream) {
         at[0].val.clusterDim.z = 1;
         q.attrs = at;
         q.numAttrs = 1;
+        RelaxedCapture relaxed;
         if (cudaOccupancyMaxActiveClusters(&max_clusters, kern_c, &q) != cudaSuccess) {
           cudaGetLastError();
           max_clusters = 0;

@@ -307,6 +307,7 @@ template <class C>
 void launch(const Config& cfg, const PackedView& w, const __nv_bfloat16* x, int64_t m, __nv_bfloat16* out,
             int64_t rows, cudaStream_t stream) {
   static const bool attr_ok = [] {
+    RelaxedCapture relaxed;
     return cudaFuncSetAttribute(wide_kernel<C>, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmem) ==
            cudaSuccess;
   }();
