@@ -476,28 +476,33 @@ int main(int argc, char** argv) {
     const std::vector<Layout> cands = {{8, 1, 8, 2}, {8, 1, 16, 1}, {8, 2, 8, 2}};
     // m > 32: 64-token chunks (n_tiles 8, at most 8 compute warps)
     const std::vector<Layout> cands8 = {{8, 2, 4, 4}, {8, 4, 2, 8}, {16, 2, 4, 2}, {16, 4, 2, 4}, {4, 2, 4, 8}, {8, 1, 8, 2}};
+    // One router layout at m: launch (or report why not), compare with the first layout's output, time, print.
+    auto run_layout = [&](const solgemm::Config& c, int m, const std::string& label, std::vector<float>& first) {
+      try {
+        solgemm::kernels::launch_router(c, v, x, m, static_cast<float*>(out), n, tm.s);
+      } catch (const std::exception& e) {
+        std::printf("%-12s %4d %-18s launch failed: %s\n", "router", m, label.c_str(), e.what());
+        cudaGetLastError();
+        return false;
+      }
+      CK(cudaStreamSynchronize(tm.s));
+      std::vector<float> o(static_cast<size_t>(m) * n);
+      CK(cudaMemcpy(o.data(), out, o.size() * 4, cudaMemcpyDeviceToHost));
+      const double rd = first.empty() ? 0.0 : rel_diff(o, first);
+      if (first.empty()) first = o;
+      const float us =
+          tm.time([&] { solgemm::kernels::launch_router(c, v, x, m, static_cast<float*>(out), n, tm.s); }) - fixed;
+      std::printf("%-12s %4d %-18s %9.2f %9.2f %8.3f %8.0f %10.2e\n", "router", m, label.c_str(), us, ceil_us,
+                  us / ceil_us, bytes / (us * 1e3), rd);
+      return true;
+    };
     for (int m : {1, 8, 32, 64, 128, 256}) {
       const int nt = m <= 8 ? 1 : m <= 16 ? 2 : 4;
       if (m > 32) {
         std::vector<float> first;
         for (const Layout& l : cands8) {
           const solgemm::Config c = cfg_of(l, 8);
-          try {
-            solgemm::kernels::launch_router(c, v, x, m, static_cast<float*>(out), n, tm.s);
-          } catch (const std::exception& e) {
-            std::printf("%-12s %4d %-18s launch failed: %s\n", "router", m, (lstr(l) + "-nt8").c_str(), e.what());
-            cudaGetLastError();
-            continue;
-          }
-          CK(cudaStreamSynchronize(tm.s));
-          std::vector<float> o(static_cast<size_t>(m) * n);
-          CK(cudaMemcpy(o.data(), out, o.size() * 4, cudaMemcpyDeviceToHost));
-          const double rd = first.empty() ? 0.0 : rel_diff(o, first);
-          if (first.empty()) first = o;
-          const float us =
-              tm.time([&] { solgemm::kernels::launch_router(c, v, x, m, static_cast<float*>(out), n, tm.s); }) - fixed;
-          std::printf("%-12s %4d %-18s %9.2f %9.2f %8.3f %8.0f %10.2e\n", "router", m, (lstr(l) + "-nt8").c_str(), us,
-                      ceil_us, us / ceil_us, bytes / (us * 1e3), rd);
+          if (!run_layout(c, m, lstr(l) + "-nt8", first)) continue;
           if (m == 256 && &l == &cands8[1])
             tm.timeline("router m=256 nt8 cs8/rt4/wk2/g8", 128, trace, [&](unsigned long long* tr) {
               solgemm::kernels::HiLoView vt = v;
@@ -517,22 +522,7 @@ int main(int argc, char** argv) {
       for (const Layout& l : cands) {
         if (l.cs * l.wk * l.gpw < hl.k_groups) continue;
         const solgemm::Config c = cfg_of(l, nt);
-        try {
-          solgemm::kernels::launch_router(c, v, x, m, static_cast<float*>(out), n, tm.s);
-        } catch (const std::exception& e) {
-          std::printf("%-12s %4d %-18s launch failed: %s\n", "router", m, lstr(l).c_str(), e.what());
-          cudaGetLastError();
-          continue;
-        }
-        CK(cudaStreamSynchronize(tm.s));
-        std::vector<float> o(static_cast<size_t>(m) * n);
-        CK(cudaMemcpy(o.data(), out, o.size() * 4, cudaMemcpyDeviceToHost));
-        const double rd = first.empty() ? 0.0 : rel_diff(o, first);
-        if (first.empty()) first = o;
-        const float us =
-            tm.time([&] { solgemm::kernels::launch_router(c, v, x, m, static_cast<float*>(out), n, tm.s); }) - fixed;
-        std::printf("%-12s %4d %-18s %9.2f %9.2f %8.3f %8.0f %10.2e\n", "router", m, lstr(l).c_str(), us, ceil_us,
-                    us / ceil_us, bytes / (us * 1e3), rd);
+        if (!run_layout(c, m, lstr(l), first)) continue;
         if (m <= 32 && &l != &cands[0]) {
           solgemm::kernels::HiLoView vn = v;
           vn.no_cluster = true;
