@@ -735,18 +735,6 @@ void launch(Args a, cudaStream_t stream) {
   // distributed shared memory instead of the workspace (no global round trips). The answer depends on the
   // kernel, its shared memory, the block and cluster size: asked once, then cached.
   if (a.cs > 1 && a.cs <= 8 && a.allow_cluster) {
-    cudaLaunchConfig_t lc{};  // the cluster launch; also what the occupancy query is asked about
-    lc.gridDim = grid;
-    lc.blockDim = dim3(threads, 1, 1);
-    lc.dynamicSmemBytes = smem;
-    lc.stream = stream;
-    cudaLaunchAttribute at[1];
-    at[0].id = cudaLaunchAttributeClusterDimension;
-    at[0].val.clusterDim.x = static_cast<unsigned>(a.cs);
-    at[0].val.clusterDim.y = 1;
-    at[0].val.clusterDim.z = 1;
-    lc.attrs = at;
-    lc.numAttrs = 1;
     static std::mutex mu;
     static std::map<std::tuple<size_t, unsigned, int>, int> fits;  // (smem, threads, cs) -> max active clusters
     int max_clusters = 0;
@@ -755,8 +743,19 @@ void launch(Args a, cudaStream_t stream) {
       const auto key = std::make_tuple(smem, threads, a.cs);
       auto it = fits.find(key);
       if (it == fits.end()) {
+        cudaLaunchConfig_t q{};
+        q.gridDim = grid;
+        q.blockDim = dim3(threads, 1, 1);
+        q.dynamicSmemBytes = smem;
+        cudaLaunchAttribute at[1];
+        at[0].id = cudaLaunchAttributeClusterDimension;
+        at[0].val.clusterDim.x = static_cast<unsigned>(a.cs);
+        at[0].val.clusterDim.y = 1;
+        at[0].val.clusterDim.z = 1;
+        q.attrs = at;
+        q.numAttrs = 1;
         RelaxedCapture relaxed;
-        if (cudaOccupancyMaxActiveClusters(&max_clusters, kern_c, &lc) != cudaSuccess) {
+        if (cudaOccupancyMaxActiveClusters(&max_clusters, kern_c, &q) != cudaSuccess) {
           cudaGetLastError();
           max_clusters = 0;
         }
@@ -766,6 +765,18 @@ void launch(Args a, cudaStream_t stream) {
       }
     }
     if (static_cast<int64_t>(max_clusters) * a.cs >= static_cast<int64_t>(grid.x) * grid.y) {
+      cudaLaunchConfig_t lc{};
+      lc.gridDim = grid;
+      lc.blockDim = dim3(threads, 1, 1);
+      lc.dynamicSmemBytes = smem;
+      lc.stream = stream;
+      cudaLaunchAttribute at[1];
+      at[0].id = cudaLaunchAttributeClusterDimension;
+      at[0].val.clusterDim.x = static_cast<unsigned>(a.cs);
+      at[0].val.clusterDim.y = 1;
+      at[0].val.clusterDim.z = 1;
+      lc.attrs = at;
+      lc.numAttrs = 1;
       check(cudaLaunchKernelEx(&lc, kern_c, a), "skinny cluster launch");
       return;
     }
