@@ -46,10 +46,7 @@ void launch_router(const Config& cfg, const HiLoView& w, const __nv_bfloat16* x,
   a.w0 = w.hi;
   a.w1 = w.lo;
   a.w2 = w.lo2;
-  a.diag = w.diag;
-  a.trace = w.trace;
-  if (w.max_stages > 0) a.max_stages = w.max_stages;
-  if (w.no_cluster) a.allow_cluster = 0;
+  family::apply_bench_knobs(a, w);
   if (w.lo2 != nullptr) {
     // Same k slices per CTA, half the warps along K with twice the groups each (fixed per shape too).
     while (a.rt_cta * a.wk > 8 && a.wk % 2 == 0) {

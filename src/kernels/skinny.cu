@@ -52,10 +52,7 @@ void launch_skinny(const Config& cfg, const PackedView& w, const __nv_bfloat16* 
   a.exc = w.exc;
   a.base_add = decode::base_add(w.base);
   a.k_blocks = static_cast<int>(w.k_blocks);
-  a.diag = w.diag;
-  a.trace = w.trace;
-  if (w.max_stages > 0) a.max_stages = w.max_stages;
-  if (w.no_cluster) a.allow_cluster = 0;
+  family::apply_bench_knobs(a, w);
   if (w.bits12)
     dispatch_nt<family::Dec12>(cfg, a, stream);
   else

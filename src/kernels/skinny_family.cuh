@@ -99,6 +99,16 @@ inline Args make_args(const char* who, const Config& cfg, const __nv_bfloat16* x
   return a;
 }
 
+// The bench-only knobs of a weight view (PackedView, HiLoView: kernels.hpp), all at their neutral values in the
+// library.
+template <class View>
+inline void apply_bench_knobs(Args& a, const View& w) {
+  a.diag = w.diag;
+  a.trace = w.trace;
+  if (w.max_stages > 0) a.max_stages = w.max_stages;
+  if (w.no_cluster) a.allow_cluster = 0;
+}
+
 // ---- weight-source policies: loads per lane per group, and the decode into A registers ------------------
 
 // A warp's slot of the ring holds its group's kTerms term-groups back to back, in the global byte order: lane
@@ -735,6 +745,17 @@ void launch(Args a, cudaStream_t stream) {
   // distributed shared memory instead of the workspace (no global round trips). The answer depends on the
   // kernel, its shared memory, the block and cluster size: asked once, then cached.
   if (a.cs > 1 && a.cs <= 8 && a.allow_cluster) {
+    cudaLaunchConfig_t lc{};  // the cluster launch (its stream is set only for the launch itself)
+    lc.gridDim = grid;
+    lc.blockDim = dim3(threads, 1, 1);
+    lc.dynamicSmemBytes = smem;
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeClusterDimension;
+    at[0].val.clusterDim.x = static_cast<unsigned>(a.cs);
+    at[0].val.clusterDim.y = 1;
+    at[0].val.clusterDim.z = 1;
+    lc.attrs = at;
+    lc.numAttrs = 1;
     static std::mutex mu;
     static std::map<std::tuple<size_t, unsigned, int>, int> fits;  // (smem, threads, cs) -> max active clusters
     int max_clusters = 0;
@@ -743,19 +764,8 @@ void launch(Args a, cudaStream_t stream) {
       const auto key = std::make_tuple(smem, threads, a.cs);
       auto it = fits.find(key);
       if (it == fits.end()) {
-        cudaLaunchConfig_t q{};
-        q.gridDim = grid;
-        q.blockDim = dim3(threads, 1, 1);
-        q.dynamicSmemBytes = smem;
-        cudaLaunchAttribute at[1];
-        at[0].id = cudaLaunchAttributeClusterDimension;
-        at[0].val.clusterDim.x = static_cast<unsigned>(a.cs);
-        at[0].val.clusterDim.y = 1;
-        at[0].val.clusterDim.z = 1;
-        q.attrs = at;
-        q.numAttrs = 1;
         RelaxedCapture relaxed;
-        if (cudaOccupancyMaxActiveClusters(&max_clusters, kern_c, &q) != cudaSuccess) {
+        if (cudaOccupancyMaxActiveClusters(&max_clusters, kern_c, &lc) != cudaSuccess) {
           cudaGetLastError();
           max_clusters = 0;
         }
@@ -765,18 +775,7 @@ void launch(Args a, cudaStream_t stream) {
       }
     }
     if (static_cast<int64_t>(max_clusters) * a.cs >= static_cast<int64_t>(grid.x) * grid.y) {
-      cudaLaunchConfig_t lc{};
-      lc.gridDim = grid;
-      lc.blockDim = dim3(threads, 1, 1);
-      lc.dynamicSmemBytes = smem;
       lc.stream = stream;
-      cudaLaunchAttribute at[1];
-      at[0].id = cudaLaunchAttributeClusterDimension;
-      at[0].val.clusterDim.x = static_cast<unsigned>(a.cs);
-      at[0].val.clusterDim.y = 1;
-      at[0].val.clusterDim.z = 1;
-      lc.attrs = at;
-      lc.numAttrs = 1;
       check(cudaLaunchKernelEx(&lc, kern_c, a), "skinny cluster launch");
       return;
     }
