@@ -1,0 +1,184 @@
+// stream_study: how fast can a kernel stream its weights, by mechanism (perf-notes, session 4, step 18)?
+//
+// Every variant reads `bytes` cold bytes once, timed as skinny_bench times the family (bench_util.cuh: graph
+// replay after a 512 MB read, events, median, empty-kernel graph subtracted):
+//   read grid-stride     the judge's ceiling kernel (ld.global.nc 16 B, 4 loads in flight per thread)
+//   read cta-chunk       the same loads, each CTA one contiguous chunk (the family's access pattern)
+//   bulk s<streams> c<copy> S<stages>   one producer warp copies stages of `streams` copies of `copy` bytes
+//       (cp.async.bulk, complete_tx on the stage's mbarrier) into a shared ring; `streams` consumer warps
+//       wait for each stage, read a word of their slot and release it (no math). Stream w of CTA c is one
+//       contiguous run of bytes. s16 c1536 is the skinny family's pooler ring (one 12-bit group per warp).
+// Usage: stream_study [reps=60]
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+
+#include "bench_util.cuh"
+
+namespace {
+
+using namespace bench;  // NOLINT: the shared timing helpers
+
+constexpr int kMaxS = 32;
+constexpr int kRingOff = 1024;  // mbarriers first (2 x kMaxS x 8 B), the ring after them
+
+__device__ __forceinline__ uint32_t su32(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void bar_init(uint32_t b, unsigned n) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(b), "r"(n) : "memory");
+}
+__device__ __forceinline__ void bar_expect(uint32_t b, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(b), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void bar_arrive(uint32_t b) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(b) : "memory");
+}
+__device__ __forceinline__ void bar_wait(uint32_t b, uint32_t parity) {
+  asm volatile(
+      "{\n.reg .pred p;\nW:\nmbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n@!p bra W;\n}\n" ::"r"(b),
+      "r"(parity)
+      : "memory");
+}
+
+__global__ void __launch_bounds__(1024, 1)
+    bulk_ring(const uint8_t* base, int streams, long long per_stream, int copy, int S, int iters, unsigned* sink) {
+  extern __shared__ __align__(128) uint8_t smem[];
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const uint32_t bars = su32(smem);
+  uint8_t* ring = smem + kRingOff;
+  if (threadIdx.x == 0) {
+    for (int q = 0; q < S; ++q) {
+      bar_init(bars + 8u * q, 1);
+      bar_init(bars + 8u * (kMaxS + q), static_cast<unsigned>(streams));
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+  if (warp == streams) {  // producer
+    const uint8_t* src = base + (static_cast<long long>(blockIdx.x) * streams + lane) * per_stream;
+    int q = 0;
+    uint32_t ph = 0;
+    for (int i = 0; i < iters; ++i) {
+      if (lane == 0) {
+        bar_wait(bars + 8u * (kMaxS + q), ph ^ 1u);
+        bar_expect(bars + 8u * q, static_cast<uint32_t>(streams * copy));
+      }
+      __syncwarp();
+      if (lane < streams)
+        asm volatile(
+            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+                su32(ring + static_cast<size_t>(q * streams + lane) * copy)),
+            "l"(src + static_cast<long long>(i) * copy), "r"(copy), "r"(bars + 8u * q)
+            : "memory");
+      if (++q == S) {
+        q = 0;
+        ph ^= 1u;
+      }
+    }
+  } else if (warp < streams) {  // consumers
+    unsigned acc = 0;
+    int q = 0;
+    uint32_t ph = 0;
+    for (int i = 0; i < iters; ++i) {
+      bar_wait(bars + 8u * q, ph);
+      acc ^= reinterpret_cast<const unsigned*>(ring + static_cast<size_t>(q * streams + warp) * copy)[lane];
+      __syncwarp();
+      if (lane == 0) bar_arrive(bars + 8u * (kMaxS + q));
+      if (++q == S) {
+        q = 0;
+        ph ^= 1u;
+      }
+    }
+    if (acc == 0x12345678u) sink[blockIdx.x] = acc;
+  }
+}
+
+__global__ void read_chunk(const uint4* __restrict__ p, long long per_cta, unsigned* out) {
+  const uint4* q = p + static_cast<long long>(blockIdx.x) * per_cta;
+  unsigned acc = 0;
+  long long i = threadIdx.x;
+  for (; i + 3 * blockDim.x < per_cta; i += 4 * blockDim.x) {
+    uint4 v[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u)
+      asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
+                   : "=r"(v[u].x), "=r"(v[u].y), "=r"(v[u].z), "=r"(v[u].w)
+                   : "l"(q + i + u * blockDim.x));
+#pragma unroll
+    for (int u = 0; u < 4; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+  }
+  for (; i < per_cta; i += blockDim.x) acc ^= q[i].x;
+  if (acc == 0x12345678u) out[blockIdx.x] = acc;
+}
+
+struct Bulk {
+  int grid, streams, copy;
+  int ring_kb;  // shared-memory budget of the ring
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Timer tm;
+  if (argc > 1) tm.reps = std::atoi(argv[1]);
+  cudaDeviceProp prop;
+  CK(cudaGetDeviceProperties(&prop, 0));
+  std::printf("%s  %d SMs  reps %d\n", prop.name, prop.multiProcessorCount, tm.reps);
+  cudaGraphExec_t gnop = tm.capture([&] { nop<<<1, 32, 0, tm.s>>>(); });
+  for (int i = 0; i < 20; ++i) tm.median(gnop, 5);
+  const float fixed = tm.median(gnop, 300);
+  std::printf("fixed cost (empty-kernel graph, cold): %.2f us (subtracted below)\n", fixed);
+  uint8_t* buf;
+  const size_t cap = 64ull << 20;
+  CK(cudaMalloc(&buf, cap));
+  CK(cudaMemset(buf, 3, cap));
+  CK(cudaFuncSetAttribute(bulk_ring, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024));
+  const Bulk bulks[] = {
+      {128, 16, 1536, 192}, {128, 16, 1536, 96},  {128, 16, 3072, 192}, {128, 16, 6144, 192},
+      {128, 16, 12288, 192}, {128, 8, 3072, 192}, {128, 4, 6144, 192},  {128, 1, 24576, 192},
+      {128, 1, 49152, 192}, {132, 16, 1536, 192}, {132, 16, 6144, 192}, {132, 1, 49152, 192},
+      {256, 8, 1536, 96},   {256, 8, 6144, 96},
+  };
+  // pooler / qkv_gate / o / the unpooler's 1024-row slice, at 12 bits per weight
+  for (const size_t bytes : {50331648ull, 28311552ull, 12582912ull, 6291456ull}) {
+    const float ceil_us = ceiling(tm, reinterpret_cast<const uint4*>(buf), bytes) - fixed;
+    std::printf("\n# %.1f MB   ceiling (best grid-stride read) %.2f us = %.0f GB/s\n", bytes / 1e6, ceil_us,
+                bytes / ceil_us / 1e3);
+    auto row = [&](const char* label, size_t read, float us) {
+      std::printf("%-34s %7.2f us  %6.0f GB/s  x%.3f ceiling\n", label, us, read / us / 1e3, us / ceil_us);
+      std::fflush(stdout);
+    };
+    for (const int grid : {128, 132})
+      for (const int thr : {544, 1024}) {
+        const long long per = static_cast<long long>(bytes / 16 / grid);
+        const float t = tm.time([&] {
+          read_chunk<<<grid, thr, 0, tm.s>>>(reinterpret_cast<const uint4*>(buf), per, tm.sink);
+        }) - fixed;
+        char l[64];
+        std::snprintf(l, sizeof l, "read cta-chunk g%d t%d", grid, thr);
+        row(l, static_cast<size_t>(per) * 16 * grid, t);
+      }
+    for (const Bulk& b : bulks) {
+      const long long per_stream = static_cast<long long>(bytes / (static_cast<size_t>(b.grid) * b.streams)) /
+                                   b.copy * b.copy;
+      const int iters = static_cast<int>(per_stream / b.copy);
+      const int S = std::min({kMaxS, iters, (b.ring_kb << 10) / (b.streams * b.copy)});
+      if (S < 1 || iters < 1) continue;
+      const size_t smem = kRingOff + static_cast<size_t>(S) * b.streams * b.copy;
+      const float t = tm.time([&] {
+        bulk_ring<<<b.grid, (b.streams + 1) * 32, smem, tm.s>>>(buf, b.streams, per_stream, b.copy, S, iters,
+                                                                  tm.sink);
+      }) - fixed;
+      CK(cudaGetLastError());
+      char l[64];
+      std::snprintf(l, sizeof l, "bulk g%d s%d c%d S%d (%d KB)", b.grid, b.streams, b.copy, S,
+                    static_cast<int>((smem - kRingOff) >> 10));
+      row(l, static_cast<size_t>(per_stream) * b.streams * b.grid, t);
+    }
+  }
+  return 0;
+}
