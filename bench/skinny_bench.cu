@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "bench_util.cuh"
+#include "kernels/family_dispatch.cuh"
 #include "kernels/kernels.hpp"
 #include "solgemm/format.hpp"
 #include "solgemm/plan.hpp"
@@ -34,6 +35,22 @@
 namespace {
 
 using namespace bench;  // NOLINT: the shared timing helpers
+
+// The library's kernels, or the bench's instantiations (diagnostics compiled in) when a view asks for one.
+void run_skinny(const solgemm::Config& c, const solgemm::kernels::PackedView& v, const __nv_bfloat16* x, int64_t m,
+                __nv_bfloat16* out, int64_t rows, cudaStream_t s) {
+  if (v.diag != 0 || v.trace != nullptr)
+    solgemm::kernels::family::skinny_dispatch<true>(c, v, x, m, out, rows, s);
+  else
+    solgemm::kernels::launch_skinny(c, v, x, m, out, rows, s);
+}
+void run_router(const solgemm::Config& c, const solgemm::kernels::HiLoView& v, const __nv_bfloat16* x, int64_t m,
+                float* out, int64_t rows, cudaStream_t s) {
+  if (v.diag != 0 || v.trace != nullptr)
+    solgemm::kernels::family::router_dispatch<true>(c, v, x, m, out, rows, s);
+  else
+    solgemm::kernels::launch_router(c, v, x, m, out, rows, s);
+}
 
 __device__ inline uint64_t mix(uint64_t z) {
   z += 0x9E3779B97F4A7C15ull;
@@ -171,7 +188,10 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&trace, 8192ull * 8 * 8));
   std::printf("\n%-12s %4s %-18s %9s %9s %8s %8s %10s\n", "shape", "m", "layout", "us", "ceil_us", "x_ceil",
               "GB/s", "rel_vs_1st");
+  // SKINNY_ONLY=<shape name>: that shape alone, no router section (for a profiler run).
+  const char* only = std::getenv("SKINNY_ONLY");
   for (const Shape& sh : shapes) {
+    if (only && std::string(only) != sh.name) continue;
     __nv_bfloat16* dw;
     CK(cudaMalloc(&dw, sh.n * sh.k * 2));
     gen_bf16<<<2048, 256>>>(dw, sh.n * sh.k, 777 + sh.n, 0.02f);
@@ -219,7 +239,7 @@ int main(int argc, char** argv) {
         vl.max_stages = l.stages;
         CK(cudaMemset(out, 0xFF, static_cast<size_t>(m) * sh.rows * 2));
         try {
-          solgemm::kernels::launch_skinny(c, vl, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
+          run_skinny(c, vl, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
         } catch (const std::exception& e) {
           std::printf("%-12s %4d %-18s launch failed: %s\n", sh.name, m, lstr(l).c_str(), e.what());
           cudaGetLastError();
@@ -231,7 +251,7 @@ int main(int argc, char** argv) {
         const double rd = first.empty() ? 0.0 : rel_diff(o, first);
         if (first.empty()) first = o;
         const float us = tm.time([&] {
-          solgemm::kernels::launch_skinny(c, vl, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
+          run_skinny(c, vl, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
         }) - fixed;
         std::printf("%-12s %4d %-18s %9.2f %9.2f %8.3f %8.0f %10.2e\n", sh.name, m, lstr(l).c_str(), us, ceil_us,
                     us / ceil_us, bytes / (us * 1e3), rd);
@@ -240,7 +260,7 @@ int main(int argc, char** argv) {
           const int ctas = c.split_k * static_cast<int>(((sh.rows + 15) / 16 + c.rt_cta - 1) / c.rt_cta);
           tm.timeline(fmt::format("{} m={} {}", sh.name, m, lstr(l)).c_str(), ctas, trace, [&](unsigned long long* tr) {
             vt.trace = tr;
-            solgemm::kernels::launch_skinny(c, vt, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
+            run_skinny(c, vt, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
           });
         }
       }
@@ -255,7 +275,7 @@ int main(int argc, char** argv) {
         vd.no_cluster = dg == 16;
         const solgemm::Config c = cfg_of(sh.cands[0], nt);
         const float us = tm.time([&] {
-          solgemm::kernels::launch_skinny(c, vd, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
+          run_skinny(c, vd, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
         }) - fixed;
         std::printf("%-12s %4d %-18s %9.2f %9.2f %8.3f %8.0f %10s\n", sh.name, m, (lstr(sh.cands[0]) + suffix).c_str(),
                     us, ceil_us, us / ceil_us, bytes / (us * 1e3), "-");
@@ -266,7 +286,7 @@ int main(int argc, char** argv) {
         const solgemm::Config c = cfg_of(sh.cands[0], nt);
         const int ctas = c.split_k * static_cast<int>(((sh.rows + 15) / 16 + c.rt_cta - 1) / c.rt_cta);
         const float us = tm.time([&] {
-          solgemm::kernels::launch_skinny(c, vt, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
+          run_skinny(c, vt, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
         }) - fixed;
         std::printf("%-12s %4d %-18s %9.2f %9.2f %8.3f %8.0f %10s\n", sh.name, m,
                     (lstr(sh.cands[0]) + fmt::format("-S{}", st)).c_str(), us, ceil_us, us / ceil_us,
@@ -274,7 +294,7 @@ int main(int argc, char** argv) {
         if (m == 1 && (st == 2 || st == 4))
           tm.timeline(fmt::format("{} m={} S{}", sh.name, m, st).c_str(), ctas, trace, [&](unsigned long long* tr) {
             vt.trace = tr;
-            solgemm::kernels::launch_skinny(c, vt, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
+            run_skinny(c, vt, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
           });
       }
       // Timelines of the plan's layout (stamps: x staged, first group, loop done, local, count, out), and of its
@@ -288,7 +308,7 @@ int main(int argc, char** argv) {
         tm.timeline(fmt::format("{} m={} {}{}", sh.name, m, lstr(sh.cands[0]), dg ? "-ring" : "").c_str(), ctas,
                     trace, [&](unsigned long long* tr) {
                       vt.trace = tr;
-                      solgemm::kernels::launch_skinny(c, vt, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
+                      run_skinny(c, vt, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
                     });
       }
       {  // cuBLAS (vendor family) on the raw BF16 weights
@@ -313,7 +333,7 @@ int main(int argc, char** argv) {
   }
 
   // Router: 256 x 8192 FP32 as hi + lo.
-  {
+  if (!only) {
     const int64_t n = 256, k = 8192;
     float* dw;
     CK(cudaMalloc(&dw, n * k * 4));
@@ -354,7 +374,7 @@ int main(int argc, char** argv) {
     // One router layout at m: launch (or report why not), compare with the first layout's output, time, print.
     auto run_layout = [&](const solgemm::Config& c, int m, const std::string& label, std::vector<float>& first) {
       try {
-        solgemm::kernels::launch_router(c, v, x, m, static_cast<float*>(out), n, tm.s);
+        run_router(c, v, x, m, static_cast<float*>(out), n, tm.s);
       } catch (const std::exception& e) {
         std::printf("%-12s %4d %-18s launch failed: %s\n", "router", m, label.c_str(), e.what());
         cudaGetLastError();
@@ -366,7 +386,7 @@ int main(int argc, char** argv) {
       const double rd = first.empty() ? 0.0 : rel_diff(o, first);
       if (first.empty()) first = o;
       const float us =
-          tm.time([&] { solgemm::kernels::launch_router(c, v, x, m, static_cast<float*>(out), n, tm.s); }) - fixed;
+          tm.time([&] { run_router(c, v, x, m, static_cast<float*>(out), n, tm.s); }) - fixed;
       std::printf("%-12s %4d %-18s %9.2f %9.2f %8.3f %8.0f %10.2e\n", "router", m, label.c_str(), us, ceil_us,
                   us / ceil_us, bytes / (us * 1e3), rd);
       return true;
@@ -382,7 +402,7 @@ int main(int argc, char** argv) {
             tm.timeline("router m=256 nt8 cs8/rt4/wk2/g8", 128, trace, [&](unsigned long long* tr) {
               solgemm::kernels::HiLoView vt = v;
               vt.trace = tr;
-              solgemm::kernels::launch_router(c, vt, x, m, static_cast<float*>(out), n, tm.s);
+              run_router(c, vt, x, m, static_cast<float*>(out), n, tm.s);
             });
         }
         // the vendor path of the plan (two BF16 GEMMs, hi then lo 2^-8, into the FP32 output)
@@ -402,14 +422,14 @@ int main(int argc, char** argv) {
           solgemm::kernels::HiLoView vn = v;
           vn.no_cluster = true;
           const float un =
-              tm.time([&] { solgemm::kernels::launch_router(c, vn, x, m, static_cast<float*>(out), n, tm.s); }) - fixed;
+              tm.time([&] { run_router(c, vn, x, m, static_cast<float*>(out), n, tm.s); }) - fixed;
           std::printf("%-12s %4d %-18s %9.2f %9.2f %8.3f %8.0f %10s\n", "router", m,
                       (lstr(l) + "-nocluster").c_str(), un, ceil_us, un / ceil_us, bytes / (un * 1e3), "-");
           const int ctas = l.cs * ((16 + l.rt_cta - 1) / l.rt_cta) * ((m + 8 * nt - 1) / (8 * nt));
           tm.timeline(fmt::format("router m={} {}", m, lstr(l)).c_str(), ctas, trace, [&](unsigned long long* tr) {
             solgemm::kernels::HiLoView vt = v;
             vt.trace = tr;
-            solgemm::kernels::launch_router(c, vt, x, m, static_cast<float*>(out), n, tm.s);
+            run_router(c, vt, x, m, static_cast<float*>(out), n, tm.s);
           });
         }
       }
@@ -419,7 +439,7 @@ int main(int argc, char** argv) {
         tm.timeline(fmt::format("router m={} {}", m, lstr(cands[0])).c_str(), c.split_k * 16, trace,
                     [&](unsigned long long* tr) {
                       vt.trace = tr;
-                      solgemm::kernels::launch_router(c, vt, x, m, static_cast<float*>(out), n, tm.s);
+                      run_router(c, vt, x, m, static_cast<float*>(out), n, tm.s);
                     });
       }
       for (const auto& [suffix, dg] : {std::pair<const char*, int>{"-notail", 2}, {"-nomma", 1}, {"-stream", 3},
@@ -429,7 +449,7 @@ int main(int argc, char** argv) {
         vd.no_cluster = dg == 16;
         const solgemm::Config c = cfg_of(cands[0], nt);
         const float us =
-            tm.time([&] { solgemm::kernels::launch_router(c, vd, x, m, static_cast<float*>(out), n, tm.s); }) - fixed;
+            tm.time([&] { run_router(c, vd, x, m, static_cast<float*>(out), n, tm.s); }) - fixed;
         std::printf("%-12s %4d %-18s %9.2f %9.2f %8.3f %8.0f %10s\n", "router", m, (lstr(cands[0]) + suffix).c_str(),
                     us, ceil_us, us / ceil_us, bytes / (us * 1e3), "-");
       }

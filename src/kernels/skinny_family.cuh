@@ -99,16 +99,6 @@ inline Args make_args(const char* who, const Config& cfg, const __nv_bfloat16* x
   return a;
 }
 
-// The bench-only knobs of a weight view (PackedView, HiLoView: kernels.hpp), all at their neutral values in the
-// library.
-template <class View>
-inline void apply_bench_knobs(Args& a, const View& w) {
-  a.diag = w.diag;
-  a.trace = w.trace;
-  if (w.max_stages > 0) a.max_stages = w.max_stages;
-  if (w.no_cluster) a.allow_cluster = 0;
-}
-
 // ---- weight-source policies: loads per lane per group, and the decode into A registers ------------------
 
 // A warp's slot of the ring holds its group's kTerms term-groups back to back, in the global byte order: lane
@@ -258,14 +248,54 @@ __device__ __forceinline__ void ldmatrix_x4(uint32_t addr, uint32_t& r0, uint32_
                : "r"(addr));
 }
 
-// Half a group (k steps 2 HS, 2 HS + 1): decode, patch the exceptions that fall in it, multiply by every n tile.
+// The exceptions of one warp (Args, the warp's offsets and entries): `blk_has` bit j = block b_lo + j has any;
+// at most 32 entries are held one per lane (`e`, block index `bi` of lane's entry), more are read per group from
+// global memory (slow path).
+struct WarpExc {
+  int off_lane = 0;   // lane j <= nb: offset of block b_lo + j
+  int e_total = 0;    // entries of the warp's blocks
+  int bi = 0;         // block (relative to b_lo) of this lane's entry
+  unsigned blk_has = 0;
+  uint32_t e = 0;     // this lane's entry (e_total <= 32)
+};
+
+// Patch the exceptions of group g (the warp's `blk`-th block) that fall in half HS: the rare path, taken only
+// when the group's block has entries (warp-uniform).
+template <int HS>
+__device__ __forceinline__ void patch_half(const Args& a, const WarpExc& x, int g, int g_begin, int blk, int lane,
+                                        uint32_t (&r)[1][2][4]) {
+  if (x.e_total <= 32) {
+    const int my_grp = ((g_begin >> 2) + x.bi) * 4 + static_cast<int>((x.e >> 16) & 255) / 64;
+    unsigned emask = __ballot_sync(0xFFFFFFFFu, lane < x.e_total && my_grp == g);
+    while (emask) {
+      const int src = __ffs(emask) - 1;
+      emask &= emask - 1;
+      apply_exc<HS>(__shfl_sync(0xFFFFFFFFu, x.e, src), lane, r);
+    }
+    return;
+  }
+  // many exceptions in this warp's blocks: scan the group's block from global memory
+  const int lo = __shfl_sync(0xFFFFFFFFu, x.off_lane, blk), hi = __shfl_sync(0xFFFFFFFFu, x.off_lane, blk + 1);
+  for (int q0 = lo; q0 < hi; q0 += 32) {
+    const uint32_t e = q0 + lane < hi ? __ldg(a.exc + q0 + lane) : 0u;
+    unsigned mask = __ballot_sync(0xFFFFFFFFu, q0 + lane < hi && static_cast<int>((e >> 16) & 255) / 64 == (g & 3));
+    while (mask) {
+      const int src = __ffs(mask) - 1;
+      mask &= mask - 1;
+      apply_exc<HS>(__shfl_sync(0xFFFFFFFFu, e, src), lane, r);
+    }
+  }
+}
+
+// Half a group (k steps 2 HS, 2 HS + 1): decode, patch the exceptions that fall in it (`exc`: the group's block
+// has some), multiply by every n tile. `diag` is 0 in the library (a compile-time constant there).
 template <class Src, int NT, int HS>
-__device__ __forceinline__ void half_step(const Args& a, const uint4 (&b)[Src::kLoads], unsigned emask, bool slow,
-                                          int g, int off_lane, int blk, uint32_t my_e, int lane, uint32_t xrow,
-                                          int xs_stride, float (&acc)[Src::kTerms][NT][4]) {
+__device__ __forceinline__ void half_step(const Args& a, const uint4 (&b)[Src::kLoads], bool exc, const WarpExc& wx,
+                                          int g, int g_begin, int blk, int lane, uint32_t xrow, int xs_stride,
+                                          float (&acc)[Src::kTerms][NT][4], int diag) {
   constexpr int T = Src::kTerms;
   uint32_t r[T][2][4];
-  if (a.diag & 8) {  // bench experiment: raw bits as A (no decode; wrong results)
+  if (diag & 8) {  // bench experiment: raw bits as A (no decode; wrong results)
 #pragma unroll
     for (int t = 0; t < T; ++t)
 #pragma unroll
@@ -276,24 +306,7 @@ __device__ __forceinline__ void half_step(const Args& a, const uint4 (&b)[Src::k
     Src::template decode<HS>(b, a.base_add, r);
   }
   if constexpr (Src::kExc) {
-    while (emask) {
-      const int src = __ffs(emask) - 1;
-      emask &= emask - 1;
-      apply_exc<HS>(__shfl_sync(0xFFFFFFFFu, my_e, src), lane, r);
-    }
-    if (slow) {  // many exceptions in this warp's blocks: scan the group's block from global memory
-      const int lo = __shfl_sync(0xFFFFFFFFu, off_lane, blk), hi = __shfl_sync(0xFFFFFFFFu, off_lane, blk + 1);
-      for (int q0 = lo; q0 < hi; q0 += 32) {
-        const uint32_t e = q0 + lane < hi ? __ldg(a.exc + q0 + lane) : 0u;
-        unsigned mask =
-            __ballot_sync(0xFFFFFFFFu, q0 + lane < hi && static_cast<int>((e >> 16) & 255) / 64 == (g & 3));
-        while (mask) {
-          const int src = __ffs(mask) - 1;
-          mask &= mask - 1;
-          apply_exc<HS>(__shfl_sync(0xFFFFFFFFu, e, src), lane, r);
-        }
-      }
-    }
+    if (exc) patch_half<HS>(a, wx, g, g_begin, blk, lane, r);
   }
 #pragma unroll
   for (int nt = 0; nt < NT; ++nt) {
@@ -309,13 +322,16 @@ __device__ __forceinline__ void half_step(const Args& a, const uint4 (&b)[Src::k
 
 // kCluster: the cs CTAs of a tile are one thread-block cluster and reduce through distributed shared memory
 // (a separate instantiation, so that the workspace variant keeps its register allocation).
-template <class Src, int NT, int MAXT, int MINB, bool kCluster>
+template <class Src, int NT, int MAXT, int MINB, bool kCluster, bool kBench>
 __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   extern __shared__ __align__(128) uint8_t smem[];
   constexpr int T = Src::kTerms;
   constexpr int kSlot = Src::kLoads * 512;  // bytes of one group (all terms) in a ring slot
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int nthreads = blockDim.x;
+  // Bench-only knobs (Args::diag, Args::trace): compiled in only for the bench's instantiations (kBench).
+  const int diag = kBench ? a.diag : 0;
+  unsigned long long* const trace = kBench ? a.trace : nullptr;
   const int crank = static_cast<int>(blockIdx.x) % a.cs;  // K split of this CTA
   const int rblock = static_cast<int>(blockIdx.x) / a.cs;
   const int tok0 = blockIdx.y * 8 * NT;                  // token chunk
@@ -332,7 +348,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   // compute warp) at bars + 8 s and bars + 8 (S + s).
   const uint32_t bars = smem_u32(smem) + static_cast<uint32_t>(a.bar_off);
   const int ring_off = a.bar_off + kBarBytes;
-  if (a.trace && threadIdx.x == 0) stamp(a.trace, 0);
+  if (trace && threadIdx.x == 0) stamp(trace, 0);
 
   // 1. Barriers (ring mode).
   if (S > 0) {  // (direct mode: no barriers, nothing to wait for before the loads)
@@ -370,12 +386,13 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
       }
     }
   }
-  int off_lane = 0, nb = 0;
+  WarpExc wx;
+  int nb = 0;
   if constexpr (Src::kExc) {
     if (n > 0) {
       const int b_lo = g_begin >> 2;
       nb = ((g_begin + n - 1) >> 2) - b_lo + 1;
-      if (lane <= nb) off_lane = __ldg(a.exc_off + static_cast<int64_t>(rt) * a.k_blocks + b_lo + lane);
+      if (lane <= nb) wx.off_lane = __ldg(a.exc_off + static_cast<int64_t>(rt) * a.k_blocks + b_lo + lane);
     }
   }
 
@@ -421,19 +438,16 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
 
   // 4. Exception entries (<= 32 per warp: one per lane, consumed only by a group whose block has entries; more:
   //    read per group from global memory, slow path). blk_has: bit j = block b_lo + j has any.
-  int e_total = 0, bi = 0;
-  unsigned blk_has = 0;
-  uint32_t my_e = 0;
   if constexpr (Src::kExc) {
     if (n > 0) {
-      const int e0 = __shfl_sync(0xFFFFFFFFu, off_lane, 0);
-      e_total = __shfl_sync(0xFFFFFFFFu, off_lane, nb) - e0;
-      const int next = __shfl_down_sync(0xFFFFFFFFu, off_lane, 1);
-      blk_has = __ballot_sync(0xFFFFFFFFu, lane < nb && next > off_lane);
+      const int e0 = __shfl_sync(0xFFFFFFFFu, wx.off_lane, 0);
+      wx.e_total = __shfl_sync(0xFFFFFFFFu, wx.off_lane, nb) - e0;
+      const int next = __shfl_down_sync(0xFFFFFFFFu, wx.off_lane, 1);
+      wx.blk_has = __ballot_sync(0xFFFFFFFFu, lane < nb && next > wx.off_lane);
       const int q = e0 + lane;
       for (int j = 1; j < nb; ++j)
-        if (__shfl_sync(0xFFFFFFFFu, off_lane, j) <= q) bi = j;
-      if (e_total <= 32 && lane < e_total) my_e = __ldg(a.exc + q);
+        if (__shfl_sync(0xFFFFFFFFu, wx.off_lane, j) <= q) wx.bi = j;
+      if (wx.e_total <= 32 && lane < wx.e_total) wx.e = __ldg(a.exc + q);
     }
   }
   // Direct mode (stages == 0: one group per warp, no ring): the warp's group straight into registers.
@@ -449,7 +463,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   }
   asm volatile("cp.async.wait_all;\n" ::: "memory");
   if (warp < warps) asm volatile("bar.sync 1, %0;\n" ::"r"(nthr_c) : "memory");  // x staged
-  if (a.trace && threadIdx.x == 0) stamp(a.trace, 1);
+  if (trace && threadIdx.x == 0) stamp(trace, 1);
 
   // 5. Main loop (compute warps): wait for the stage, read the warp's slot half a group at a time, release it,
   //    decode, patch and multiply. Warps without groups in a stage still wait for it and release it.
@@ -466,27 +480,16 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
                                                                   (lane >> 3) * 8) * 2);
     // One group: exceptions, then half 0, `mid` (the ring's second half load and release), half 1.
     auto group = [&](int i, uint4 (&b)[Src::kLoads], auto&& mid) {
-      unsigned emask = 0;
-      bool slow = false;
       const int g = g_begin + i, blk = (g >> 2) - (g_begin >> 2);
-      if constexpr (Src::kExc) {
-        if ((blk_has >> blk) & 1u) {
-          if (e_total <= 32) {
-            const int my_grp = ((g_begin >> 2) + bi) * 4 + static_cast<int>((my_e >> 16) & 255) / 64;
-            emask = __ballot_sync(0xFFFFFFFFu, lane < e_total && my_grp == g);
-          } else {
-            slow = true;
-          }
-        }
-      }
+      const bool exc = Src::kExc && ((wx.blk_has >> blk) & 1u);  // warp-uniform; almost always false
       const uint32_t xr = xrow + static_cast<uint32_t>(i * 128);
-      if (!(a.diag & 1)) half_step<Src, NT, 0>(a, b, emask, slow, g, off_lane, blk, my_e, lane, xr, xs_stride, acc);
+      if (!(diag & 1)) half_step<Src, NT, 0>(a, b, exc, wx, g, g_begin, blk, lane, xr, xs_stride, acc, diag);
       mid();
-      if (!(a.diag & 1)) half_step<Src, NT, 1>(a, b, emask, slow, g, off_lane, blk, my_e, lane, xr, xs_stride, acc);
+      if (!(diag & 1)) half_step<Src, NT, 1>(a, b, exc, wx, g, g_begin, blk, lane, xr, xs_stride, acc, diag);
     };
     if (S == 0) {
       if (n > 0) group(0, bd, [] {});
-      if (a.trace && threadIdx.x == 0) stamp(a.trace, 2, acc[0][0][0] == 12345.f ? 1ull : 0ull);
+      if (trace && threadIdx.x == 0) stamp(trace, 2, acc[0][0][0] == 12345.f ? 1ull : 0ull);
     } else {
       int s = 0;
       uint32_t ph = 0;
@@ -506,7 +509,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
           __syncwarp();
           if (lane == 0) mbar_arrive(empty);
         }
-        if (i == 0 && a.trace && threadIdx.x == 0) stamp(a.trace, 2, acc[0][0][0] == 12345.f ? 1ull : 0ull);
+        if (i == 0 && trace && threadIdx.x == 0) stamp(trace, 2, acc[0][0][0] == 12345.f ? 1ull : 0ull);
         if (++s == S) {
           s = 0;
           ph ^= 1u;
@@ -514,13 +517,13 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
       }
     }
   }
-  if (a.diag & 2) return;
+  if (diag & 2) return;
 
   // 6. Reduce in a fixed order (k ascending): terms per warp (hi + lo 2^-8 + lo2 2^-16); warps along K inside
   //    the CTA (local shared memory); then the cs CTAs of the tile (a cluster through distributed shared memory,
   //    or the global workspace, last arrival sums).
   __syncthreads();  // x no longer needed: the partials reuse the shared memory
-  if (a.trace && threadIdx.x == 0) stamp(a.trace, 3);
+  if (trace && threadIdx.x == 0) stamp(trace, 3);
   float* part = reinterpret_cast<float*>(smem);
   if (warp < warps) {
 #pragma unroll
@@ -562,7 +565,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
       }
     }
   };
-  if (a.trace && threadIdx.x == 0) stamp(a.trace, 4);
+  if (trace && threadIdx.x == 0) stamp(trace, 4);
   if constexpr (kCluster) {
     // The cs CTAs of this tile are one cluster (launch checked that the whole grid fits at once): after a
     // cluster barrier each CTA sums its 1/cs share of the tile's elements from every CTA's shared memory in
@@ -594,9 +597,9 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
       }
       store_out(out, static_cast<int64_t>(tok0 + tl) * a.rows + row0 + rl, sum);
     }
-    if (a.trace && threadIdx.x == 0) {
-      stamp(a.trace, 6);
-      stamp(a.trace, 7, 3ull);
+    if (trace && threadIdx.x == 0) {
+      stamp(trace, 6);
+      stamp(trace, 7, 3ull);
     }
     cl.sync();
     return;
@@ -605,7 +608,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     for_tile([&](int rl, int tl, float v) {
       if (row0 + rl < a.rows) store_out(out, static_cast<int64_t>(tok0 + tl) * a.rows + row0 + rl, v);
     });
-    if (a.trace && threadIdx.x == 0) stamp(a.trace, 6);
+    if (trace && threadIdx.x == 0) stamp(trace, 6);
     return;
   }
   // Split K across CTAs: the valid partial, token-major ([token][row], tile_rows x mc floats) -> workspace;
@@ -623,9 +626,9 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     unsigned prev;
     asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;\n" : "=r"(prev) : "l"(a.cnt + tile_id) : "memory");
     last = prev == static_cast<unsigned>(a.cs - 1);
-    if (a.trace) {
-      stamp(a.trace, 5);
-      stamp(a.trace, 7, last ? 1ull : 2ull);
+    if (trace) {
+      stamp(trace, 5);
+      stamp(trace, 7, last ? 1ull : 2ull);
     }
   }
   if (!__syncthreads_or(last)) return;
@@ -654,7 +657,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
       if (row0 + rl + j < a.rows) store_out(out, o + j, vv[j]);
   }
   if (threadIdx.x == 0) a.cnt[tile_id] = 0u;  // ready for the next launch (stream order)
-  if (a.trace && threadIdx.x == 0) stamp(a.trace, 6);
+  if (trace && threadIdx.x == 0) stamp(trace, 6);
 }
 
 // ---- host side -------------------------------------------------------------------------------------------
@@ -712,10 +715,10 @@ inline WsNeed ws_need(int m, int rows, int rt_cta, int cs, int nt) {
 
 // One launch: grid (cs * row blocks, token chunks), rt_cta * wk compute warps + 1 producer warp; clusters of cs
 // CTAs when the whole grid fits at once (split K through DSMEM), else none (split K through the workspace).
-template <class Src, int NT, int MAXT, int MINB>
+template <class Src, int NT, int MAXT, int MINB, bool kBench = false>
 void launch(Args a, cudaStream_t stream) {
-  auto kern = skinny_kernel<Src, NT, MAXT, MINB, false>;
-  auto kern_c = skinny_kernel<Src, NT, MAXT, MINB, true>;
+  auto kern = skinny_kernel<Src, NT, MAXT, MINB, false, kBench>;
+  auto kern_c = skinny_kernel<Src, NT, MAXT, MINB, true, kBench>;
   static const bool attrs = [&] {
     RelaxedCapture relaxed;
     check(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024), "smem attribute");

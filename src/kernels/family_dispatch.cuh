@@ -1,0 +1,113 @@
+// Dispatch of the skinny family's launches (skinny.cu: packed BF16 weights; router.cu: FP32 as BF16 hi + lo)
+// onto the compiled kernel variants. kBench = false in the library; the bench (bench/skinny_bench.cu)
+// instantiates kBench = true, whose kernels honour the views' diagnostic knobs (diag, trace).
+#pragma once
+
+#include "kernels.hpp"
+#include "skinny_family.cuh"
+
+namespace solgemm::kernels::family {
+
+// The bench-only knobs of a weight view (PackedView, HiLoView: kernels.hpp). The library's kernels have no
+// diagnostics compiled in: asking them for one is an error, not a silent no-op.
+template <bool kBench, class View>
+inline void apply_bench_knobs(Args& a, const View& w) {
+  if constexpr (kBench) {
+    a.diag = w.diag;
+    a.trace = w.trace;
+  } else {
+    if (w.diag != 0 || w.trace != nullptr)
+      throw Error("solgemm: diagnostic knobs (diag, trace) need the bench's kernel instantiations");
+  }
+  if (w.max_stages > 0) a.max_stages = w.max_stages;
+  if (w.no_cluster) a.allow_cluster = 0;
+}
+
+// ---- skinny (packed12 / packed16) ---------------------------------------------------------------------------
+// Register budgets (ptxas, no spills; compute warps + the producer warp): n_tiles 1, 2 fit 64 registers: 2 CTAs
+// of <= 15 + 1 warps or 1 CTA of <= 31 + 1 share an SM; n_tiles 4 needs ~80-96: 2 CTAs of <= 7 + 1 or 1 of
+// <= 18 + 1. m > 32 runs as 32-token chunks (grid y; the weights of the second chunk come from L2).
+// A grid of at most one CTA per SM takes the 1-CTA variant (the whole shared memory for the weight ring).
+template <class Src, int NT, int WARPS2, int WARPS1, bool kBench>
+void skinny_nt(const Args& a, cudaStream_t stream) {
+  if constexpr (WARPS2 > 0) {
+    const dim3 g = grid_of(a, NT);
+    if (a.rt_cta * a.wk <= WARPS2 && static_cast<int64_t>(g.x) * g.y > sm_count()) {
+      launch<Src, NT, (WARPS2 + 1) * 32, 2, kBench>(a, stream);
+      return;
+    }
+  }
+  launch<Src, NT, (WARPS1 + 1) * 32, 1, kBench>(a, stream);
+}
+
+template <class Src, bool kBench>
+void skinny_src(const Config& cfg, const Args& a, cudaStream_t stream) {
+  switch (cfg.n_tiles) {
+    case 1: skinny_nt<Src, 1, 15, 31, kBench>(a, stream); return;
+    case 2: skinny_nt<Src, 2, 15, 31, kBench>(a, stream); return;
+    case 4: skinny_nt<Src, 4, 7, 18, kBench>(a, stream); return;
+    default: break;
+  }
+  throw Error(fmt::format("solgemm: skinny: n_tiles = {}; compiled variants are 1, 2, 4 (more tokens: chunks of 32)", cfg.n_tiles));
+}
+
+template <bool kBench>
+void skinny_dispatch(const Config& cfg, const PackedView& w, const __nv_bfloat16* x, int64_t m, __nv_bfloat16* out,
+                     int64_t rows, cudaStream_t stream) {
+  Args a = make_args("skinny", cfg, x, out, m, rows, w.k, w.k_groups, w.split);
+  a.w0 = w.data;
+  a.exc_off = w.exc_off;
+  a.exc = w.exc;
+  a.base_add = decode::base_add(w.base);
+  a.k_blocks = static_cast<int>(w.k_blocks);
+  apply_bench_knobs<kBench>(a, w);
+  if (w.bits12)
+    skinny_src<Dec12, kBench>(cfg, a, stream);
+  else
+    skinny_src<Raw16, kBench>(cfg, a, stream);
+}
+
+// ---- router (hi + lo, or hi + lo + lo2 exact) -----------------------------------------------------------------
+// Exact mode (three terms) needs more registers: at most 8 compute warps per CTA (+ the producer warp).
+template <class Src, bool kBench>
+void router_src(const Config& cfg, const Args& a, cudaStream_t stream) {
+  constexpr int kMaxT = Src::kTerms == 3 ? 288 : 544;  // compute warps + the producer warp
+  // Exact mode has no 64-token variant (registers): the same layout walks 32-token chunks instead.
+  const int nt = Src::kTerms == 3 && cfg.n_tiles == 8 ? 4 : cfg.n_tiles;
+  switch (nt) {
+    case 1: launch<Src, 1, kMaxT, 1, kBench>(a, stream); return;
+    case 2: launch<Src, 2, kMaxT, 1, kBench>(a, stream); return;
+    case 4: launch<Src, 4, kMaxT, 1, kBench>(a, stream); return;
+    case 8:  // verify batches: 64 tokens per warp (hi + lo only), at most 8 compute warps per CTA
+      if constexpr (Src::kTerms == 2) {
+        launch<Src, 8, 288, 1, kBench>(a, stream);
+        return;
+      }
+      break;
+    default: break;
+  }
+  throw Error(fmt::format("solgemm: router: n_tiles = {}; compiled variants are 1, 2, 4 (and 8 without exact mode)",
+                          cfg.n_tiles));
+}
+
+template <bool kBench>
+void router_dispatch(const Config& cfg, const HiLoView& w, const __nv_bfloat16* x, int64_t m, float* out,
+                     int64_t rows, cudaStream_t stream) {
+  Args a = make_args("router", cfg, x, out, m, rows, w.k, w.k_groups, w.split);
+  a.w0 = w.hi;
+  a.w1 = w.lo;
+  a.w2 = w.lo2;
+  apply_bench_knobs<kBench>(a, w);
+  if (w.lo2 != nullptr) {
+    // Same k slices per CTA, half the warps along K with twice the groups each (fixed per shape too).
+    while (a.rt_cta * a.wk > 8 && a.wk % 2 == 0) {
+      a.wk /= 2;
+      a.gpw *= 2;
+    }
+    router_src<HiLoExact, kBench>(cfg, a, stream);
+  } else {
+    router_src<HiLo, kBench>(cfg, a, stream);
+  }
+}
+
+}  // namespace solgemm::kernels::family
