@@ -267,11 +267,12 @@ int main(int argc, char** argv) {
       // The plan's layout, diagnostic variants: no exceptions (tables emptied), ring only (no decode, no MMA),
       // no reduction, both.
       const std::pair<const char*, int> variants[] = {{"-noexc", 0}, {"-ring", 1}, {"-notail", 2}, {"-ring-notail", 3},
-                                                      {"-nodecode", 8}, {"-xfirst", 4}, {"-nocluster", 16}};
+                                                      {"-nodecode", 8}, {"-xfirst", 4}, {"-nocluster", 16},
+                                                      {"-exc-indep", 32}, {"-off-early", 64}, {"-benchk", 128}};
       for (const auto& [suffix, dg] : variants) {
         solgemm::kernels::PackedView vd = v;
         if (dg == 0) vd.exc_off = d_zero;
-        vd.diag = dg & 15;
+        vd.diag = dg & ~16;
         vd.no_cluster = dg == 16;
         const solgemm::Config c = cfg_of(sh.cands[0], nt);
         const float us = tm.time([&] {
@@ -445,7 +446,7 @@ int main(int argc, char** argv) {
       for (const auto& [suffix, dg] : {std::pair<const char*, int>{"-notail", 2}, {"-nomma", 1}, {"-stream", 3},
                                        {"-nocluster", 16}}) {
         solgemm::kernels::HiLoView vd = v;
-        vd.diag = dg & 15;
+        vd.diag = dg & ~16;
         vd.no_cluster = dg == 16;
         const solgemm::Config c = cfg_of(cands[0], nt);
         const float us =

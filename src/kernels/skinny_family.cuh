@@ -65,6 +65,8 @@ struct Args {
   int stages = 1;                    // weight ring depth (set by launch from the shared-memory budget); 0 = direct
   int bar_off = 0;                   // shared-memory offset of the mbarriers (kBarBytes); the ring follows them
   int diag = 0;                      // bench/skinny_bench only: 1 = no decode or MMA, 2 = no reduction,
+                                     // 32 = exception entries loaded without their offsets (wrong patches),
+                                     // 64 = exception offsets requested at entry, 128 = none (the bench kernel),
                                      // 8 = no decode (raw bits as A) (all three: wrong out); 4 = the producer
                                      // waits until x and the exception offsets are requested (perf-notes step 9)
   unsigned long long* trace = nullptr;  // bench only: 8 %globaltimer stamps per CTA (see stamp())
@@ -349,6 +351,18 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   const uint32_t bars = smem_u32(smem) + static_cast<uint32_t>(a.bar_off);
   const int ring_off = a.bar_off + kBarBytes;
   if (trace && threadIdx.x == 0) stamp(trace, 0);
+  WarpExc wx;
+  int nb = 0;
+  auto load_exc_off = [&] {
+    if constexpr (Src::kExc) {
+      if (n > 0) {
+        const int b_lo = g_begin >> 2;
+        nb = ((g_begin + n - 1) >> 2) - b_lo + 1;
+        if (lane <= nb) wx.off_lane = __ldg(a.exc_off + static_cast<int64_t>(rt) * a.k_blocks + b_lo + lane);
+      }
+    }
+  };
+  if (diag & 64) load_exc_off();  // bench experiment: exception offsets requested before anything else
 
   // 1. Barriers (ring mode).
   if (S > 0) {  // (direct mode: no barriers, nothing to wait for before the loads)
@@ -386,15 +400,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
       }
     }
   }
-  WarpExc wx;
-  int nb = 0;
-  if constexpr (Src::kExc) {
-    if (n > 0) {
-      const int b_lo = g_begin >> 2;
-      nb = ((g_begin + n - 1) >> 2) - b_lo + 1;
-      if (lane <= nb) wx.off_lane = __ldg(a.exc_off + static_cast<int64_t>(rt) * a.k_blocks + b_lo + lane);
-    }
-  }
+  if (!(diag & 64)) load_exc_off();
 
   // 3. The producer warp streams the weights: lane w copies compute warp w's group of each stage
   //    (cp.async.bulk, complete_tx on full[s]) once lane 0 has seen the stage's slots released (empty[s]; the
@@ -447,7 +453,11 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
       const int q = e0 + lane;
       for (int j = 1; j < nb; ++j)
         if (__shfl_sync(0xFFFFFFFFu, wx.off_lane, j) <= q) wx.bi = j;
-      if (wx.e_total <= 32 && lane < wx.e_total) wx.e = __ldg(a.exc + q);
+      if (wx.e_total <= 32 && lane < wx.e_total) {
+        // bench experiment (diag & 32): entries from an address that does not depend on the offsets (wrong
+        // patches, same work): what the dependent second load costs
+        wx.e = __ldg(a.exc + ((diag & 32) ? (rt * 977 + g_begin * 31 + lane) % 2048 : q));
+      }
     }
   }
   // Direct mode (stages == 0: one group per warp, no ring): the warp's group straight into registers.
