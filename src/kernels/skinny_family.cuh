@@ -363,6 +363,9 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     }
   };
   if (diag & 64) load_exc_off();  // bench experiment: exception offsets requested before anything else
+  uint32_t e_early = 0;           // bench experiment (diag & 32): an entry requested at entry, independent of
+  if (diag & 32)                  // the offsets (wrong patches): what the late, dependent entry load costs
+    e_early = __ldg(a.exc + (static_cast<uint32_t>(rt) * 977u + static_cast<uint32_t>(g_begin) * 31u + lane) % 2048u);
 
   // 1. Barriers (ring mode).
   if (S > 0) {  // (direct mode: no barriers, nothing to wait for before the loads)
@@ -454,9 +457,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
       for (int j = 1; j < nb; ++j)
         if (__shfl_sync(0xFFFFFFFFu, wx.off_lane, j) <= q) wx.bi = j;
       if (wx.e_total <= 32 && lane < wx.e_total) {
-        // bench experiment (diag & 32): entries from an address that does not depend on the offsets (wrong
-        // patches, same work): what the dependent second load costs
-        wx.e = __ldg(a.exc + ((diag & 32) ? (rt * 977 + g_begin * 31 + lane) % 2048 : q));
+        wx.e = (diag & 32) ? e_early : __ldg(a.exc + q);
       }
     }
   }
