@@ -237,17 +237,20 @@ constexpr HiLoVerify kHiLoVerify[] = {
      "router 129 <= m <= 256: 4 row tiles x 2 k warps, K/8 per CTA, 64-token chunks (18.0 us at m=256; cuBLAS hi + lo 19.1)"},
 };
 
-// Where the skinny family beats cuBLAS by a clear margin (bench, docs/results/dev/..._skinny-v3-producer_bench.log):
-// (rows, K, largest m, layout). Elsewhere BF16 goes to cuBLAS, which is not batch invariant anyway; rows of
-// m <= max_m are batch invariant among themselves (one layout), not with the cuBLAS rows above.
+// Where the skinny family beats cuBLAS by a clear margin (bench, docs/results/dev/2026-11-29_h200_s4-lean-loop_bench.log:
+// the hot loop without bench diagnostics): (rows, K, largest m, layout). Elsewhere BF16 goes to cuBLAS, which is
+// not batch invariant anyway; rows of m <= max_m are batch invariant among themselves (one layout), not with the
+// cuBLAS rows above. At m = 32 both lose (qkv 17.2 us vs 14.4, pooler 23.1 vs 21.1: s4-exc-early_bench.log).
 struct SkinnyWin {
   int64_t rows, k, max_m;
   Layout layout;
   const char* why;
 };
 constexpr SkinnyWin kSkinnyWins[] = {
-    {2304, 8192, 8, {8, 9, 2, 8}, "qkv_gate m<=8: 12.6-13.3 us against cuBLAS 14.0-14.2 (bulk-copy ring, 8-way split-K)"},
-    {4096, 8192, 8, {8, 16, 1, 16}, "pooler m<=8: 17.8-18.6 us against cuBLAS 20.7 (bulk-copy ring, 8-way split-K)"},
+    {2304, 8192, 16, {8, 9, 2, 8},
+     "qkv_gate m<=16: 12.0 / 12.3 / 13.2 us at m = 1 / 8 / 16 against cuBLAS 14.1 / 14.4 / 13.7 (bulk-copy ring, 8-way split-K)"},
+    {4096, 8192, 16, {8, 16, 1, 16},
+     "pooler m<=16: 17.3 / 17.6 / 18.9 us at m = 1 / 8 / 16 against cuBLAS 20.5 / 20.5 / 20.9 (bulk-copy ring, 8-way split-K)"},
 };
 
 Plan select_plan(const Shape& s, int64_t m) {
