@@ -152,8 +152,9 @@ int main(int argc, char** argv) {
       // 8-warp CTAs, two per SM (no split; clusters of 2)
       {"o", 8192, 1024, 8192, {{1, 4, 4, 4}, {1, 2, 4, 4}, {2, 4, 2, 4}, {2, 2, 4, 2}}},
       // no split / 2-way split: whole (half) K per CTA, x of m <= 8 (16) tokens over the whole k range
-      {"pooler", 4096, 8192, 4096, {{8, 16, 1, 16}, {1, 2, 8, 16}, {2, 4, 4, 16}, {4, 8, 2, 16}}},
-      {"unpooler", 8192, 4096, 8192, {{4, 16, 1, 16}, {1, 4, 4, 16}, {2, 8, 2, 16}}},
+      // 8-warp CTAs, two per SM (256 CTAs): the grid fits as clusters of cs (DSMEM split-K reduction)
+      {"pooler", 4096, 8192, 4096, {{8, 16, 1, 16}, {8, 8, 1, 16}, {4, 8, 2, 16}}},
+      {"unpooler", 8192, 4096, 8192, {{4, 16, 1, 16}, {4, 8, 1, 16}, {1, 4, 4, 16}}},
       // 8-warp CTAs, two per SM, clusters of 2 / 4 (the router's structure)
       {"unpool_1024", 8192, 4096, 1024, {{4, 2, 8, 2}, {4, 1, 8, 2}, {2, 1, 8, 4}, {4, 2, 4, 4}, {2, 2, 8, 2}}},
   };
