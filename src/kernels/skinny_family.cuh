@@ -66,7 +66,7 @@ struct Args {
   int bar_off = 0;                   // shared-memory offset of the mbarriers (kBarBytes); the ring follows them
   int diag = 0;                      // bench/skinny_bench only: 1 = no decode or MMA, 2 = no reduction,
                                      // 32 = exception entries loaded without their offsets (wrong patches),
-                                     // 64 = exception offsets requested at entry, 128 = none (the bench kernel),
+                                     // 64 = x staged without the per-CTA rotation, 128 = none (the bench kernel),
                                      // 8 = no decode (raw bits as A) (all three: wrong out); 4 = the producer
                                      // waits until x and the exception offsets are requested (perf-notes step 9)
   unsigned long long* trace = nullptr;  // bench only: 8 %globaltimer stamps per CTA (see stamp())
@@ -362,7 +362,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
       }
     }
   };
-  if (diag & 64) load_exc_off();  // bench experiment: exception offsets requested before anything else
+  load_exc_off();  // first, before the weight stream fills the memory queue (perf-notes step 21: 1.2-1.6 us at m = 32)
   uint32_t e_early = 0;           // bench experiment (diag & 32): an entry requested at entry, independent of
   if (diag & 32)                  // the offsets (wrong patches): what the late, dependent entry load costs
     e_early = __ldg(a.exc + (static_cast<uint32_t>(rt) * 977u + static_cast<uint32_t>(g_begin) * 31u + lane) % 512u);  // (every bench shape has > 512)
@@ -385,8 +385,13 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     const int kc0 = crank * k_cta;
     const int upt = k_cta / 8;
     if (a.xvec) {
+      // The CTAs of one k slice read the same x: each starts at a different 128-byte line (rotation by row
+      // block), so that they do not all ask the same L2 lines at once. (Bench: diag & 64 = no rotation.)
+      const int units = 8 * NT * upt, lines = max(units / 8, 1);
+      const int rot = (diag & 64) ? 0 : ((rblock * 37) % lines) * 8;
       const uint32_t xs = smem_u32(smem);
-      for (int u = threadIdx.x; u < 8 * NT * upt; u += nthr_c) {
+      for (int v = threadIdx.x; v < units; v += nthr_c) {
+        const int u = v + rot < units ? v + rot : v + rot - units;
         const int tl = u / upt, kk = (u % upt) * 8;
         const int tok = tok0 + tl, kg = kc0 + kk;
         const bool ok = tok < a.m && kg + 8 <= a.k;
@@ -403,7 +408,6 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
       }
     }
   }
-  if (!(diag & 64)) load_exc_off();
 
   // 3. The producer warp streams the weights: lane w copies compute warp w's group of each stage
   //    (cp.async.bulk, complete_tx on full[s]) once lane 0 has seen the stage's slots released (empty[s]; the
