@@ -66,7 +66,7 @@ struct Args {
   int bar_off = 0;                   // shared-memory offset of the mbarriers (kBarBytes); the ring follows them
   int diag = 0;                      // bench/skinny_bench only: 1 = no decode or MMA, 2 = no reduction,
                                      // 32 = exception entries loaded without their offsets (wrong patches),
-                                     // 64 = x staged without the per-CTA rotation, 128 = none (the bench kernel),
+                                     // 128 = none (the bench kernel),
                                      // 8 = no decode (raw bits as A) (all three: wrong out); 4 = the producer
                                      // waits until x and the exception offsets are requested (perf-notes step 9)
   unsigned long long* trace = nullptr;  // bench only: 8 %globaltimer stamps per CTA (see stamp())
@@ -385,13 +385,8 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     const int kc0 = crank * k_cta;
     const int upt = k_cta / 8;
     if (a.xvec) {
-      // The CTAs of one k slice read the same x: each starts at a different 128-byte line (rotation by row
-      // block), so that they do not all ask the same L2 lines at once. (Bench: diag & 64 = no rotation.)
-      const int units = 8 * NT * upt, lines = max(units / 8, 1);
-      const int rot = (diag & 64) ? 0 : ((rblock * 37) % lines) * 8;
       const uint32_t xs = smem_u32(smem);
-      for (int v = threadIdx.x; v < units; v += nthr_c) {
-        const int u = v + rot < units ? v + rot : v + rot - units;
+      for (int u = threadIdx.x; u < 8 * NT * upt; u += nthr_c) {
         const int tl = u / upt, kk = (u % upt) * 8;
         const int tok = tok0 + tl, kg = kc0 + kk;
         const bool ok = tok < a.m && kg + 8 <= a.k;
