@@ -65,7 +65,6 @@ struct Args {
   int stages = 1;                    // weight ring depth (set by launch from the shared-memory budget); 0 = direct
   int bar_off = 0;                   // shared-memory offset of the mbarriers (kBarBytes); the ring follows them
   int diag = 0;                      // bench/skinny_bench only: 1 = no decode or MMA, 2 = no reduction,
-                                     // 32 = exception entries loaded without their offsets (wrong patches),
                                      // 128 = none (the bench kernel),
                                      // 8 = no decode (raw bits as A) (all three: wrong out); 4 = the producer
                                      // waits until x and the exception offsets are requested (perf-notes step 9)
@@ -363,9 +362,6 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     }
   };
   load_exc_off();  // first, before the weight stream fills the memory queue (perf-notes step 21: 1.2-1.6 us at m = 32)
-  uint32_t e_early = 0;           // bench experiment (diag & 32): an entry requested at entry, independent of
-  if (diag & 32)                  // the offsets (wrong patches): what the late, dependent entry load costs
-    e_early = __ldg(a.exc + (static_cast<uint32_t>(rt) * 977u + static_cast<uint32_t>(g_begin) * 31u + lane) % 512u);  // (every bench shape has > 512)
 
   // 1. Barriers (ring mode).
   if (S > 0) {  // (direct mode: no barriers, nothing to wait for before the loads)
@@ -444,22 +440,6 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     }
   }
 
-  // 4. Exception entries (<= 32 per warp: one per lane, consumed only by a group whose block has entries; more:
-  //    read per group from global memory, slow path). blk_has: bit j = block b_lo + j has any.
-  if constexpr (Src::kExc) {
-    if (n > 0) {
-      const int e0 = __shfl_sync(0xFFFFFFFFu, wx.off_lane, 0);
-      wx.e_total = __shfl_sync(0xFFFFFFFFu, wx.off_lane, nb) - e0;
-      const int next = __shfl_down_sync(0xFFFFFFFFu, wx.off_lane, 1);
-      wx.blk_has = __ballot_sync(0xFFFFFFFFu, lane < nb && next > wx.off_lane);
-      const int q = e0 + lane;
-      for (int j = 1; j < nb; ++j)
-        if (__shfl_sync(0xFFFFFFFFu, wx.off_lane, j) <= q) wx.bi = j;
-      if (wx.e_total <= 32 && lane < wx.e_total) {
-        wx.e = (diag & 32) ? e_early : __ldg(a.exc + q);
-      }
-    }
-  }
   // Direct mode (stages == 0: one group per warp, no ring): the warp's group straight into registers.
   uint4 bd[Src::kLoads];
   if (S == 0 && n > 0) {
@@ -474,6 +454,22 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   asm volatile("cp.async.wait_all;\n" ::: "memory");
   if (warp < warps) asm volatile("bar.sync 1, %0;\n" ::"r"(nthr_c) : "memory");  // x staged
   if (trace && threadIdx.x == 0) stamp(trace, 1);
+  // 4. Exception entries (<= 32 per warp: one per lane, consumed only by a group whose block has entries; more:
+  //    read per group from global memory, slow path). blk_has: bit j = block b_lo + j has any. After x has
+  //    landed: requested before, the dependent entry load held the x barrier back by ~0.5 us (perf-notes
+  //    step 23).
+  if constexpr (Src::kExc) {
+    if (n > 0) {
+      const int e0 = __shfl_sync(0xFFFFFFFFu, wx.off_lane, 0);
+      wx.e_total = __shfl_sync(0xFFFFFFFFu, wx.off_lane, nb) - e0;
+      const int next = __shfl_down_sync(0xFFFFFFFFu, wx.off_lane, 1);
+      wx.blk_has = __ballot_sync(0xFFFFFFFFu, lane < nb && next > wx.off_lane);
+      const int q = e0 + lane;
+      for (int j = 1; j < nb; ++j)
+        if (__shfl_sync(0xFFFFFFFFu, wx.off_lane, j) <= q) wx.bi = j;
+      if (wx.e_total <= 32 && lane < wx.e_total) wx.e = __ldg(a.exc + q);
+    }
+  }
 
   // 5. Main loop (compute warps): wait for the stage, read the warp's slot half a group at a time, release it,
   //    decode, patch and multiply. Warps without groups in a stage still wait for it and release it.
