@@ -258,13 +258,36 @@ struct WarpExc {
   int bi = 0;         // block (relative to b_lo) of this lane's entry
   unsigned blk_has = 0;
   uint32_t e = 0;     // this lane's entry (e_total <= 32)
+  // The entry that patches this lane's registers, found once (at the warp's first group with exceptions):
+  // state 0 = not yet, 1 = found (pg = its group, -1 if none; pe = the entry), 2 = some lane has two or more
+  // (then every group with exceptions takes the shuffle path).
+  int state = 0;
+  int pg = -1;
+  uint32_t pe = 0;
 };
 
 // Patch the exceptions of group g (the warp's `blk`-th block) that fall in half HS: the rare path, taken only
 // when the group's block has entries (warp-uniform).
 template <int HS>
-__device__ __forceinline__ void patch_half(const Args& a, const WarpExc& x, int g, int g_begin, int blk, int lane,
+__device__ __forceinline__ void patch_half(const Args& a, WarpExc& x, int g, int g_begin, int blk, int lane,
                                         uint32_t (&r)[1][2][4]) {
+  if (x.e_total <= 32 && x.state == 0) {  // once per warp: hand each entry to the lane it patches
+    int cnt = 0;
+    for (int j = 0; j < x.e_total; ++j) {
+      const uint32_t ej = __shfl_sync(0xFFFFFFFFu, x.e, j);
+      const int bj = __shfl_sync(0xFFFFFFFFu, x.bi, j);
+      if (decode::exc_slot(ej).lane == lane) {
+        x.pg = ((g_begin >> 2) + bj) * 4 + static_cast<int>((ej >> 16) & 255) / 64;
+        x.pe = ej;
+        ++cnt;
+      }
+    }
+    x.state = __any_sync(0xFFFFFFFFu, cnt > 1) ? 2 : 1;
+  }
+  if (x.state == 1) {  // the common case: at most one entry per lane, no shuffles
+    if (x.pg == g) apply_exc<HS>(x.pe, lane, r);
+    return;
+  }
   if (x.e_total <= 32) {
     const int my_grp = ((g_begin >> 2) + x.bi) * 4 + static_cast<int>((x.e >> 16) & 255) / 64;
     unsigned emask = __ballot_sync(0xFFFFFFFFu, lane < x.e_total && my_grp == g);
@@ -291,7 +314,7 @@ __device__ __forceinline__ void patch_half(const Args& a, const WarpExc& x, int 
 // Half a group (k steps 2 HS, 2 HS + 1): decode, patch the exceptions that fall in it (`exc`: the group's block
 // has some), multiply by every n tile. `diag` is 0 in the library (a compile-time constant there).
 template <class Src, int NT, int HS>
-__device__ __forceinline__ void half_step(const Args& a, const uint4 (&b)[Src::kLoads], bool exc, const WarpExc& wx,
+__device__ __forceinline__ void half_step(const Args& a, const uint4 (&b)[Src::kLoads], bool exc, WarpExc& wx,
                                           int g, int g_begin, int blk, int lane, uint32_t xrow, int xs_stride,
                                           float (&acc)[Src::kTerms][NT][4], int diag) {
   constexpr int T = Src::kTerms;
