@@ -51,6 +51,7 @@ struct Args {
   const uint8_t* w2 = nullptr;       // lo2 (router, exact)
   const uint32_t* exc_off = nullptr;
   const uint32_t* exc = nullptr;
+  int exc_lines = 0;                 // 128-byte lines of exc (prefetched into L2 at entry)
   uint32_t base_add = 0;             // (base << 7) * 0x10001 (Dec12)
   const __nv_bfloat16* x = nullptr;  // m x K
   void* out = nullptr;               // m x rows
@@ -65,7 +66,7 @@ struct Args {
   int stages = 1;                    // weight ring depth (set by launch from the shared-memory budget); 0 = direct
   int bar_off = 0;                   // shared-memory offset of the mbarriers (kBarBytes); the ring follows them
   int diag = 0;                      // bench/skinny_bench only: 1 = no decode or MMA, 2 = no reduction,
-                                     // 128 = none (the bench kernel),
+                                     // 64 = no L2 prefetch of the exception entries, 128 = none (the bench kernel),
                                      // 8 = no decode (raw bits as A) (all three: wrong out); 4 = the producer
                                      // waits until x and the exception offsets are requested (perf-notes step 9)
   unsigned long long* trace = nullptr;  // bench only: 8 %globaltimer stamps per CTA (see stamp())
@@ -385,6 +386,14 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     }
   };
   load_exc_off();  // first, before the weight stream fills the memory queue (perf-notes step 21: 1.2-1.6 us at m = 32)
+  if constexpr (Src::kExc) {
+    // The entries are found only through the offsets (a dependent load, issued when the stream already queues
+    // megabytes): every CTA pulls its share of the small entry table into L2 now. (Bench: diag & 64 = not.)
+    const int ctas = static_cast<int>(gridDim.x * gridDim.y), per = (a.exc_lines + ctas - 1) / ctas;
+    const int line = static_cast<int>(blockIdx.y * gridDim.x + blockIdx.x) * per + static_cast<int>(threadIdx.x);
+    if (!(diag & 64) && static_cast<int>(threadIdx.x) < per && line < a.exc_lines)
+      asm volatile("prefetch.global.L2 [%0];\n" ::"l"(a.exc + static_cast<int64_t>(line) * 32));
+  }
 
   // 1. Barriers (ring mode).
   if (S > 0) {  // (direct mode: no barriers, nothing to wait for before the loads)
