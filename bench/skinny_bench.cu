@@ -214,7 +214,6 @@ int main(int argc, char** argv) {
     v.data = d_data;
     v.exc_off = d_off;
     v.exc = d_exc;
-    v.exc_count = static_cast<int64_t>(pk.exc.size());
     v.bits12 = pk.code == solgemm::format::Code::bits12;
     v.base = pk.base;
     v.n = sh.n;
@@ -270,7 +269,7 @@ int main(int argc, char** argv) {
       // no reduction, both.
       const std::pair<const char*, int> variants[] = {{"-noexc", 0}, {"-ring", 1}, {"-notail", 2}, {"-ring-notail", 3},
                                                       {"-nodecode", 8}, {"-xfirst", 4}, {"-nocluster", 16},
-                                                      {"-nopf", 64}, {"-benchk", 128}};
+                                                      {"-benchk", 128}};
       for (const auto& [suffix, dg] : variants) {
         solgemm::kernels::PackedView vd = v;
         if (dg == 0) vd.exc_off = d_zero;

@@ -71,7 +71,6 @@ struct Weights::Impl {
     v.data = static_cast<const uint8_t*>(packed.p);
     v.exc_off = static_cast<const uint32_t*>(exc_off.p);
     v.exc = static_cast<const uint32_t*>(exc.p);
-    v.exc_count = static_cast<int64_t>(exc.bytes / 4);
     v.bits12 = meta.code == format::Code::bits12;
     v.base = meta.base;
     v.n = n;

@@ -68,7 +68,6 @@ struct PackedView {
   const uint8_t* data = nullptr;     // groups
   const uint32_t* exc_off = nullptr; // row_tiles * k_blocks + 1
   const uint32_t* exc = nullptr;
-  int64_t exc_count = 0;             // entries in exc
   bool bits12 = true;
   int base = 112;
   int64_t n = 0, k = 0, row_tiles = 0, k_groups = 0, k_blocks = 0;

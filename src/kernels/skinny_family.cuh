@@ -51,7 +51,6 @@ struct Args {
   const uint8_t* w2 = nullptr;       // lo2 (router, exact)
   const uint32_t* exc_off = nullptr;
   const uint32_t* exc = nullptr;
-  int exc_lines = 0;                 // 128-byte lines of exc (prefetched into L2 at entry)
   uint32_t base_add = 0;             // (base << 7) * 0x10001 (Dec12)
   const __nv_bfloat16* x = nullptr;  // m x K
   void* out = nullptr;               // m x rows
@@ -66,7 +65,7 @@ struct Args {
   int stages = 1;                    // weight ring depth (set by launch from the shared-memory budget); 0 = direct
   int bar_off = 0;                   // shared-memory offset of the mbarriers (kBarBytes); the ring follows them
   int diag = 0;                      // bench/skinny_bench only: 1 = no decode or MMA, 2 = no reduction,
-                                     // 64 = no L2 prefetch of the exception entries, 128 = none (the bench kernel),
+                                     // 128 = none (the bench kernel),
                                      // 8 = no decode (raw bits as A) (all three: wrong out); 4 = the producer
                                      // waits until x and the exception offsets are requested (perf-notes step 9)
   unsigned long long* trace = nullptr;  // bench only: 8 %globaltimer stamps per CTA (see stamp())
@@ -259,36 +258,13 @@ struct WarpExc {
   int bi = 0;         // block (relative to b_lo) of this lane's entry
   unsigned blk_has = 0;
   uint32_t e = 0;     // this lane's entry (e_total <= 32)
-  // The entry that patches this lane's registers, found once (at the warp's first group with exceptions):
-  // state 0 = not yet, 1 = found (pg = its group, -1 if none; pe = the entry), 2 = some lane has two or more
-  // (then every group with exceptions takes the shuffle path).
-  int state = 0;
-  int pg = -1;
-  uint32_t pe = 0;
 };
 
 // Patch the exceptions of group g (the warp's `blk`-th block) that fall in half HS: the rare path, taken only
 // when the group's block has entries (warp-uniform).
 template <int HS>
-__device__ __forceinline__ void patch_half(const Args& a, WarpExc& x, int g, int g_begin, int blk, int lane,
+__device__ __forceinline__ void patch_half(const Args& a, const WarpExc& x, int g, int g_begin, int blk, int lane,
                                         uint32_t (&r)[1][2][4]) {
-  if (x.e_total <= 32 && x.state == 0) {  // once per warp: hand each entry to the lane it patches
-    int cnt = 0;
-    for (int j = 0; j < x.e_total; ++j) {
-      const uint32_t ej = __shfl_sync(0xFFFFFFFFu, x.e, j);
-      const int bj = __shfl_sync(0xFFFFFFFFu, x.bi, j);
-      if (decode::exc_slot(ej).lane == lane) {
-        x.pg = ((g_begin >> 2) + bj) * 4 + static_cast<int>((ej >> 16) & 255) / 64;
-        x.pe = ej;
-        ++cnt;
-      }
-    }
-    x.state = __any_sync(0xFFFFFFFFu, cnt > 1) ? 2 : 1;
-  }
-  if (x.state == 1) {  // the common case: at most one entry per lane, no shuffles
-    if (x.pg == g) apply_exc<HS>(x.pe, lane, r);
-    return;
-  }
   if (x.e_total <= 32) {
     const int my_grp = ((g_begin >> 2) + x.bi) * 4 + static_cast<int>((x.e >> 16) & 255) / 64;
     unsigned emask = __ballot_sync(0xFFFFFFFFu, lane < x.e_total && my_grp == g);
@@ -315,7 +291,7 @@ __device__ __forceinline__ void patch_half(const Args& a, WarpExc& x, int g, int
 // Half a group (k steps 2 HS, 2 HS + 1): decode, patch the exceptions that fall in it (`exc`: the group's block
 // has some), multiply by every n tile. `diag` is 0 in the library (a compile-time constant there).
 template <class Src, int NT, int HS>
-__device__ __forceinline__ void half_step(const Args& a, const uint4 (&b)[Src::kLoads], bool exc, WarpExc& wx,
+__device__ __forceinline__ void half_step(const Args& a, const uint4 (&b)[Src::kLoads], bool exc, const WarpExc& wx,
                                           int g, int g_begin, int blk, int lane, uint32_t xrow, int xs_stride,
                                           float (&acc)[Src::kTerms][NT][4], int diag) {
   constexpr int T = Src::kTerms;
@@ -386,14 +362,6 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     }
   };
   load_exc_off();  // first, before the weight stream fills the memory queue (perf-notes step 21: 1.2-1.6 us at m = 32)
-  if constexpr (Src::kExc) {
-    // The entries are found only through the offsets (a dependent load, issued when the stream already queues
-    // megabytes): every CTA pulls its share of the small entry table into L2 now. (Bench: diag & 64 = not.)
-    const int ctas = static_cast<int>(gridDim.x * gridDim.y), per = (a.exc_lines + ctas - 1) / ctas;
-    const int line = static_cast<int>(blockIdx.y * gridDim.x + blockIdx.x) * per + static_cast<int>(threadIdx.x);
-    if (!(diag & 64) && static_cast<int>(threadIdx.x) < per && line < a.exc_lines)
-      asm volatile("prefetch.global.L2 [%0];\n" ::"l"(a.exc + static_cast<int64_t>(line) * 32));
-  }
 
   // 1. Barriers (ring mode).
   if (S > 0) {  // (direct mode: no barriers, nothing to wait for before the loads)
