@@ -43,7 +43,8 @@
 namespace solgemm::kernels::family {
 
 constexpr int kMaxStages = 16;
-constexpr int kBarBytes = 2 * kMaxStages * 8;  // full[stages] and empty[stages] mbarriers
+constexpr int kXPhases = 4;                     // x staged in up to this many phases (ring mode)
+constexpr int kBarBytes = (2 * kMaxStages + kXPhases) * 8;  // full[stages], empty[stages], xph[phases] mbarriers
 
 struct Args {
   const uint8_t* w0 = nullptr;       // data (packed) or hi (router)
@@ -363,6 +364,16 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   };
   load_exc_off();  // first, before the weight stream fills the memory queue (perf-notes step 21: 1.2-1.6 us at m = 32)
 
+  // x phases (ring mode): phase p holds the x columns of groups [xgb(p), xgb(p + 1)) of every k warp, and its
+  // mbarrier xph[p] (at bars + 8 (2 kMaxStages + p)) completes when every compute thread's copies of it have
+  // landed, so the first groups start before the whole of x is in (perf-notes step 25).
+  const int nthr_c = warps * 32;
+  // (not in the 544-thread hi + lo n_tiles 4 variant: its 96 registers have no room for the phase state)
+  constexpr bool kXPh = !(Src::kTerms >= 2 && NT >= 4 && MAXT > 288);
+  const int XP = kXPh && S > 0 && a.xvec ? min(a.gpw, kXPhases) : 0;
+  auto xgb = [&](int p) { return p * a.gpw / max(XP, 1); };
+  const uint32_t xbars = bars + 8u * (2 * kMaxStages);
+
   // 1. Barriers (ring mode).
   if (S > 0) {  // (direct mode: no barriers, nothing to wait for before the loads)
     if (threadIdx.x == 0) {
@@ -370,17 +381,33 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
         mbar_init(bars + 8u * q, 1);
         mbar_init(bars + 8u * (S + q), static_cast<unsigned>(warps));
       }
+      for (int p = 0; p < XP; ++p) mbar_init(xbars + 8u * p, static_cast<unsigned>(nthr_c));
       asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
   }
   // 2. x of the CTA's k range into shared memory (compute warps; cp.async, zero-fill past m and K), and the
   //    exception offsets and entries of this warp's blocks.
-  const int nthr_c = warps * 32;
   if (warp < warps) {
     const int kc0 = crank * k_cta;
     const int upt = k_cta / 8;
-    if (a.xvec) {
+    if (XP > 0) {
+      const uint32_t xs = smem_u32(smem);
+      for (int p = 0; p < XP; ++p) {
+        const int g0 = xgb(p), ng = xgb(p + 1) - g0;  // groups of this phase, per k warp
+        const int per_tok = a.wk * ng * 8;             // 16-byte units per token
+        for (int u = threadIdx.x; u < 8 * NT * per_tok; u += nthr_c) {
+          const int tl = u / per_tok, r = u % per_tok;
+          const int kk = (r / (ng * 8)) * a.gpw * 64 + (g0 + (r / 8) % ng) * 64 + (r % 8) * 8;
+          const int tok = tok0 + tl, kg = kc0 + kk;
+          const bool ok = tok < a.m && kg + 8 <= a.k;
+          const __nv_bfloat16* src = ok ? a.x + static_cast<int64_t>(tok) * a.k + kg : a.x;
+          cp_async16(xs + static_cast<uint32_t>((tl * xs_stride + kk) * 2), src, ok ? 16 : 0);
+        }
+        // this thread's copies so far arrive on xph[p] when they land (the pending count is not raised)
+        asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(xbars + 8u * p) : "memory");
+      }
+    } else if (a.xvec) {
       const uint32_t xs = smem_u32(smem);
       for (int u = threadIdx.x; u < 8 * NT * upt; u += nthr_c) {
         const int tl = u / upt, kk = (u % upt) * 8;
@@ -451,8 +478,10 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
             ld_stream16(Src::term(a, t) + (static_cast<int64_t>(rt) * a.k_groups + g_begin) * Src::kTermBytes +
                         c * 512 + lane * 16);
   }
-  asm volatile("cp.async.wait_all;\n" ::: "memory");
-  if (warp < warps) asm volatile("bar.sync 1, %0;\n" ::"r"(nthr_c) : "memory");  // x staged
+  if (XP == 0) {
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+    if (warp < warps) asm volatile("bar.sync 1, %0;\n" ::"r"(nthr_c) : "memory");  // x staged
+  }
   if (trace && threadIdx.x == 0) stamp(trace, 1);
   // 4. Exception entries (<= 32 per warp: one per lane, consumed only by a group whose block has entries; more:
   //    read per group from global memory, slow path). blk_has: bit j = block b_lo + j has any. After x has
@@ -499,7 +528,17 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     } else {
       int s = 0;
       uint32_t ph = 0;
+      // x phases still to wait for: their first groups, one byte each (phase 0 starts at group 0; a spent
+      // byte shifts out, and no later group is 0), and the next phase's mbarrier
+      uint32_t xfirst = 0, xbar = xbars;
+      for (int p = XP - 1; p >= 0; --p) xfirst = (xfirst << 8) | static_cast<uint32_t>(xgb(p));
+      if (XP == 0) xfirst = 0xFFu;  // (no phases: never matches, gpw <= 112)
       for (int i = 0; i < n_iter; ++i) {
+        if (kXPh && static_cast<uint32_t>(i) == (xfirst & 0xFFu)) {  // this group's x columns have landed
+          mbar_wait(xbar, 0);
+          xbar += 8u;
+          xfirst >>= 8;
+        }
         mbar_wait(bars + 8u * s, ph);
         const uint32_t empty = bars + 8u * (S + s);
         if (i < n) {
@@ -528,6 +567,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   // 6. Reduce in a fixed order (k ascending): terms per warp (hi + lo 2^-8 + lo2 2^-16); warps along K inside
   //    the CTA (local shared memory); then the cs CTAs of the tile (a cluster through distributed shared memory,
   //    or the global workspace, last arrival sums).
+  if (XP > 0) asm volatile("cp.async.wait_all;\n" ::: "memory");  // (warps without groups never waited)
   __syncthreads();  // x no longer needed: the partials reuse the shared memory
   if (trace && threadIdx.x == 0) stamp(trace, 3);
   float* part = reinterpret_cast<float*>(smem);
