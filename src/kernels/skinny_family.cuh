@@ -66,7 +66,7 @@ struct Args {
   int stages = 1;                    // weight ring depth (set by launch from the shared-memory budget); 0 = direct
   int bar_off = 0;                   // shared-memory offset of the mbarriers (kBarBytes); the ring follows them
   int diag = 0;                      // bench/skinny_bench only: 1 = no decode or MMA, 2 = no reduction,
-                                     // 128 = none (the bench kernel),
+                                     // 64 = x staged in one phase, 128 = none (the bench kernel),
                                      // 8 = no decode (raw bits as A) (all three: wrong out); 4 = the producer
                                      // waits until x and the exception offsets are requested (perf-notes step 9)
   unsigned long long* trace = nullptr;  // bench only: 8 %globaltimer stamps per CTA (see stamp())
@@ -370,7 +370,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   const int nthr_c = warps * 32;
   // (not in the 544-thread hi + lo n_tiles 4 variant: its 96 registers have no room for the phase state)
   constexpr bool kXPh = !(Src::kTerms >= 2 && NT >= 4 && MAXT > 288);
-  const int XP = kXPh && S > 0 && a.xvec ? min(a.gpw, kXPhases) : 0;
+  const int XP = kXPh && S > 0 && a.xvec && !(diag & 64) ? min(a.gpw, kXPhases) : 0;  // (bench: diag & 64 = one)
   auto xgb = [&](int p) { return p * a.gpw / max(XP, 1); };
   const uint32_t xbars = bars + 8u * (2 * kMaxStages);
 
@@ -390,24 +390,8 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   //    exception offsets and entries of this warp's blocks.
   if (warp < warps) {
     const int kc0 = crank * k_cta;
-    const int upt = k_cta / 8;
-    if (XP > 0) {
-      const uint32_t xs = smem_u32(smem);
-      for (int p = 0; p < XP; ++p) {
-        const int g0 = xgb(p), ng = xgb(p + 1) - g0;  // groups of this phase, per k warp
-        const int per_tok = a.wk * ng * 8;             // 16-byte units per token
-        for (int u = threadIdx.x; u < 8 * NT * per_tok; u += nthr_c) {
-          const int tl = u / per_tok, r = u % per_tok;
-          const int kk = (r / (ng * 8)) * a.gpw * 64 + (g0 + (r / 8) % ng) * 64 + (r % 8) * 8;
-          const int tok = tok0 + tl, kg = kc0 + kk;
-          const bool ok = tok < a.m && kg + 8 <= a.k;
-          const __nv_bfloat16* src = ok ? a.x + static_cast<int64_t>(tok) * a.k + kg : a.x;
-          cp_async16(xs + static_cast<uint32_t>((tl * xs_stride + kk) * 2), src, ok ? 16 : 0);
-        }
-        // this thread's copies so far arrive on xph[p] when they land (the pending count is not raised)
-        asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(xbars + 8u * p) : "memory");
-      }
-    } else if (a.xvec) {
+    if (!kXPh && a.xvec) {  // (the 96-register variant keeps the per-unit loop: the block loop spills 4 bytes)
+      const int upt = k_cta / 8;
       const uint32_t xs = smem_u32(smem);
       for (int u = threadIdx.x; u < 8 * NT * upt; u += nthr_c) {
         const int tl = u / upt, kk = (u % upt) * 8;
@@ -415,6 +399,30 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
         const bool ok = tok < a.m && kg + 8 <= a.k;
         const __nv_bfloat16* src = ok ? a.x + static_cast<int64_t>(tok) * a.k + kg : a.x;
         cp_async16(xs + static_cast<uint32_t>((tl * xs_stride + kk) * 2), src, ok ? 16 : 0);
+      }
+    } else if (a.xvec) {
+      // Block (kw, g): the 64 k columns of group g of k warp kw for all 8 NT token rows, one warp's job: lane L
+      // copies 16 bytes (columns 8 (L & 7) ..) of rows 4 j + (L >> 3), j < 2 NT. No divisions per copy (the
+      // issue of x was measurably slow with them: perf-notes step 25).
+      const uint32_t xs = smem_u32(smem);
+      auto stage_block = [&](int kwb, int gb) {
+        const int kk = kwb * a.gpw * 64 + gb * 64 + (lane & 7) * 8, kg = kc0 + kk;
+#pragma unroll
+        for (int j = 0; j < 2 * NT; ++j) {
+          const int tl = 4 * j + (lane >> 3), tok = tok0 + tl;
+          const bool ok = tok < a.m && kg + 8 <= a.k;
+          const __nv_bfloat16* src = ok ? a.x + static_cast<int64_t>(tok) * a.k + kg : a.x;
+          cp_async16(xs + static_cast<uint32_t>((tl * xs_stride + kk) * 2), src, ok ? 16 : 0);
+        }
+      };
+      for (int p = 0; p < max(XP, 1); ++p) {  // (XP == 0: one pass over every block, waited for below)
+        const int g0 = XP ? xgb(p) : 0, ng = XP ? xgb(p + 1) - g0 : a.gpw;  // groups of this phase, per k warp
+        for (int bl = warp; bl < a.wk * ng; bl += warps) {
+          const int kwb = bl / ng;
+          stage_block(kwb, g0 + bl - kwb * ng);
+        }
+        // this thread's copies so far arrive on xph[p] when they land (the pending count is not raised)
+        if (XP) asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(xbars + 8u * p) : "memory");
       }
     } else {
       uint16_t* xs = reinterpret_cast<uint16_t*>(smem);
