@@ -44,7 +44,9 @@ namespace solgemm::kernels::family {
 
 constexpr int kMaxStages = 16;
 constexpr int kXPhases = 4;                     // x staged in up to this many phases (ring mode)
-constexpr int kBarBytes = (2 * kMaxStages + kXPhases) * 8;  // full[stages], empty[stages], xph[phases] mbarriers
+// full[stages], empty[stages], xph[phases] mbarriers; a multiple of 128 bytes, so that the ring after them stays
+// 128-byte aligned (the runs with it at +288 bytes were ~0.4 us slower at m <= 8: perf-notes step 25)
+constexpr int kBarBytes = ((2 * kMaxStages + kXPhases) * 8 + 127) / 128 * 128;
 
 struct Args {
   const uint8_t* w0 = nullptr;       // data (packed) or hi (router)
@@ -368,8 +370,9 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   // mbarrier xph[p] (at bars + 8 (2 kMaxStages + p)) completes when every compute thread's copies of it have
   // landed, so the first groups start before the whole of x is in (perf-notes step 25).
   const int nthr_c = warps * 32;
-  // (not in the 544-thread hi + lo n_tiles 4 variant: its 96 registers have no room for the phase state)
-  constexpr bool kXPh = !(Src::kTerms >= 2 && NT >= 4 && MAXT > 288);
+  // Only for 64-token chunks (n_tiles 8: 64-128 KB of x per CTA); at n_tiles <= 4 the phases and the block-wise
+  // staging below cost ~0.4 us at m <= 8 and gained nothing at m = 16 (perf-notes step 25).
+  constexpr bool kXPh = NT >= 8;
   const int XP = kXPh && S > 0 && a.xvec && !(diag & 64) ? min(a.gpw, kXPhases) : 0;  // (bench: diag & 64 = one)
   auto xgb = [&](int p) { return p * a.gpw / max(XP, 1); };
   const uint32_t xbars = bars + 8u * (2 * kMaxStages);
@@ -390,7 +393,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   //    exception offsets and entries of this warp's blocks.
   if (warp < warps) {
     const int kc0 = crank * k_cta;
-    if (!kXPh && a.xvec) {  // (the 96-register variant keeps the per-unit loop: the block loop spills 4 bytes)
+    if (!kXPh && a.xvec) {
       const int upt = k_cta / 8;
       const uint32_t xs = smem_u32(smem);
       for (int u = threadIdx.x; u < 8 * NT * upt; u += nthr_c) {
