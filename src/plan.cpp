@@ -226,15 +226,15 @@ struct HiLoVerify {
   int n_tiles;
   const char* why;
 };
-// Measured with bench/skinny_bench (docs/results/dev/2026-11-29_h200_s3-router-verify_bench.log; cuBLAS hi + lo =
+// Measured with bench/skinny_bench (docs/results/dev/2026-11-29_h200_s4-xphases-nt8_bench.log; cuBLAS hi + lo =
 // the vendor path in the same run).
 constexpr HiLoVerify kHiLoVerify[] = {
     {256, 8192, 64, {8, 2, 8, 2}, 4,
      "router 33 <= m <= 64: 2 row tiles x 8 k warps, K/8 per CTA, 32-token chunks (10.3 us at m=64; cuBLAS hi + lo 15.2)"},
-    {256, 8192, 128, {8, 4, 4, 4}, 4,
-     "router 65 <= m <= 128: 4 row tiles x 4 k warps, K/8 per CTA, 32-token chunks (13.2 us at m=128; cuBLAS hi + lo 15.3)"},
+    {256, 8192, 128, {8, 2, 4, 4}, 8,
+     "router 65 <= m <= 128: 2 row tiles x 4 k warps, K/8 per CTA, 64-token chunks, x staged in phases (11.8 us at m=128; cuBLAS hi + lo 15.7)"},
     {256, 8192, 256, {8, 4, 2, 8}, 8,
-     "router 129 <= m <= 256: 4 row tiles x 2 k warps, K/8 per CTA, 64-token chunks (18.0 us at m=256; cuBLAS hi + lo 19.1)"},
+     "router 129 <= m <= 256: 4 row tiles x 2 k warps, K/8 per CTA, 64-token chunks, x staged in phases (16.2 us at m=256; cuBLAS hi + lo 18.8)"},
 };
 
 // Where the skinny family beats cuBLAS by a clear margin (bench, docs/results/dev/2026-11-29_h200_s4-lean-loop_bench.log:
