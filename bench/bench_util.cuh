@@ -134,6 +134,15 @@ struct Timer {
     }
     std::printf("\n");
   }
+  // The fixed cost: median of an empty-kernel graph timed the same way (printed; subtracted from every figure).
+  float fixed_cost() {
+    cudaGraphExec_t g = capture([&] { nop<<<1, 32, 0, s>>>(); });
+    for (int i = 0; i < 20; ++i) median(g, 5);
+    const float f = median(g, 300);
+    CK(cudaGraphExecDestroy(g));
+    std::printf("fixed cost (empty-kernel graph, cold): %.2f us (subtracted below)\n", f);
+    return f;
+  }
   template <class F>
   float time(F&& launch) {
     cudaGraphExec_t ge = capture(launch);

@@ -118,10 +118,7 @@ int main(int argc, char** argv) {
   CK(cudaGetDeviceProperties(&prop, 0));
   std::printf("%s  %d SMs  L2 %d MB  reps %d\n", prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20,
               tm.reps);
-  cudaGraphExec_t gnop = tm.capture([&] { nop<<<1, 32, 0, tm.s>>>(); });
-  for (int i = 0; i < 20; ++i) tm.median(gnop, 5);
-  const float fixed = tm.median(gnop, 300);
-  std::printf("fixed cost (empty-kernel graph, cold): %.2f us (subtracted below)\n", fixed);
+  const float fixed = tm.fixed_cost();
   uint4* rbuf;
   CK(cudaMalloc(&rbuf, 64ull << 20));
   CK(cudaMemset(rbuf, 3, 64ull << 20));

@@ -17,6 +17,7 @@
 #include <cstdlib>
 
 #include "bench_util.cuh"
+#include "kernels/async_copy.cuh"
 
 namespace {
 
@@ -28,21 +29,11 @@ constexpr int kRingOff = 1024;  // mbarriers first (2 x kMaxS x 8 B), the ring a
 __device__ __forceinline__ uint32_t su32(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
-__device__ __forceinline__ void bar_init(uint32_t b, unsigned n) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(b), "r"(n) : "memory");
-}
-__device__ __forceinline__ void bar_expect(uint32_t b, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(b), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void bar_arrive(uint32_t b) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(b) : "memory");
-}
-__device__ __forceinline__ void bar_wait(uint32_t b, uint32_t parity) {
-  asm volatile(
-      "{\n.reg .pred p;\nW:\nmbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n@!p bra W;\n}\n" ::"r"(b),
-      "r"(parity)
-      : "memory");
-}
+using solgemm::kernels::family::bulk_g2s;
+using solgemm::kernels::family::mbar_arrive;
+using solgemm::kernels::family::mbar_arrive_expect_tx;
+using solgemm::kernels::family::mbar_init;
+using solgemm::kernels::family::mbar_wait;
 
 __global__ void __launch_bounds__(1024, 1)
     bulk_ring(const uint8_t* base, int streams, long long per_stream, int copy, int S, int iters, unsigned* sink) {
@@ -52,8 +43,8 @@ __global__ void __launch_bounds__(1024, 1)
   uint8_t* ring = smem + kRingOff;
   if (threadIdx.x == 0) {
     for (int q = 0; q < S; ++q) {
-      bar_init(bars + 8u * q, 1);
-      bar_init(bars + 8u * (kMaxS + q), static_cast<unsigned>(streams));
+      mbar_init(bars + 8u * q, 1);
+      mbar_init(bars + 8u * (kMaxS + q), static_cast<unsigned>(streams));
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
@@ -64,16 +55,13 @@ __global__ void __launch_bounds__(1024, 1)
     uint32_t ph = 0;
     for (int i = 0; i < iters; ++i) {
       if (lane == 0) {
-        bar_wait(bars + 8u * (kMaxS + q), ph ^ 1u);
-        bar_expect(bars + 8u * q, static_cast<uint32_t>(streams * copy));
+        mbar_wait(bars + 8u * (kMaxS + q), ph ^ 1u);
+        mbar_arrive_expect_tx(bars + 8u * q, static_cast<uint32_t>(streams * copy));
       }
       __syncwarp();
       if (lane < streams)
-        asm volatile(
-            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
-                su32(ring + static_cast<size_t>(q * streams + lane) * copy)),
-            "l"(src + static_cast<long long>(i) * copy), "r"(copy), "r"(bars + 8u * q)
-            : "memory");
+        bulk_g2s(su32(ring + static_cast<size_t>(q * streams + lane) * copy), src + static_cast<long long>(i) * copy,
+                 static_cast<uint32_t>(copy), bars + 8u * q);
       if (++q == S) {
         q = 0;
         ph ^= 1u;
@@ -84,10 +72,10 @@ __global__ void __launch_bounds__(1024, 1)
     int q = 0;
     uint32_t ph = 0;
     for (int i = 0; i < iters; ++i) {
-      bar_wait(bars + 8u * q, ph);
+      mbar_wait(bars + 8u * q, ph);
       acc ^= reinterpret_cast<const unsigned*>(ring + static_cast<size_t>(q * streams + warp) * copy)[lane];
       __syncwarp();
-      if (lane == 0) bar_arrive(bars + 8u * (kMaxS + q));
+      if (lane == 0) mbar_arrive(bars + 8u * (kMaxS + q));
       if (++q == S) {
         q = 0;
         ph ^= 1u;
@@ -128,10 +116,7 @@ int main(int argc, char** argv) {
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, 0));
   std::printf("%s  %d SMs  reps %d\n", prop.name, prop.multiProcessorCount, tm.reps);
-  cudaGraphExec_t gnop = tm.capture([&] { nop<<<1, 32, 0, tm.s>>>(); });
-  for (int i = 0; i < 20; ++i) tm.median(gnop, 5);
-  const float fixed = tm.median(gnop, 300);
-  std::printf("fixed cost (empty-kernel graph, cold): %.2f us (subtracted below)\n", fixed);
+  const float fixed = tm.fixed_cost();
   uint8_t* buf;
   const size_t cap = 64ull << 20;
   CK(cudaMalloc(&buf, cap));

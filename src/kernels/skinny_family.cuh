@@ -36,6 +36,7 @@
 #include <tuple>
 #include <type_traits>
 
+#include "async_copy.cuh"
 #include "decode.cuh"
 #include "decode.hpp"
 #include "solgemm/solgemm.hpp"
@@ -110,34 +111,6 @@ inline Args make_args(const char* who, const Config& cfg, const __nv_bfloat16* x
 // chunks it needs (the registers of the first half are free before the second half's arrive).
 __device__ __forceinline__ uint4 lds16(const uint8_t* slot, int chunk, int lane) {
   return *reinterpret_cast<const uint4*>(slot + chunk * 512 + lane * 16);
-}
-
-// ---- mbarrier + bulk copy (PTX ISA: mbarrier, cp.async.bulk) ---------------------------------------------
-__device__ __forceinline__ void mbar_init(uint32_t bar, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-__device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
-// Wait until the phase of parity `parity` has completed.
-__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "WAIT:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
-      "@!p bra WAIT;\n"
-      "}\n" ::"r"(bar),
-      "r"(parity)
-      : "memory");
-}
-__device__ __forceinline__ void bulk_g2s(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar) {
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
-               "l"(src), "r"(bytes), "r"(bar)
-               : "memory");
 }
 
 struct Dec12 {
