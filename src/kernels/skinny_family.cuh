@@ -662,50 +662,29 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     }
   }
   if (!__syncthreads_or(last)) return;
-  // Two elements per thread and round where the register budget allows (>= 96 per thread), every partial of both
-  // requested before any is added (16 loads in flight at cs = 8): the rounds of L2 latency halve (router m = 256:
-  // 4 -> 2 per thread, perf-notes step 26). The 64-register variants keep one element per round.
   const float4* w4 = reinterpret_cast<const float4*>(w);
-  const int n4 = pstride / 4;
-  constexpr int U = 65536 / (MAXT * MINB) >= 96 ? 2 : 1;
-  for (int e0 = threadIdx.x; e0 < n4; e0 += U * nthreads) {
-    float4 sum[U];
+  for (int e = threadIdx.x; e < pstride / 4; e += nthreads) {
+    float4 sum = __ldcg(w4 + e);
+    for (int q0 = 1; q0 < a.cs; q0 += 8) {  // up to 8 partials' loads in flight, added in split order
+      float4 v[8];
 #pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int e = e0 + u * nthreads;
-      sum[u] = e < n4 ? __ldcg(w4 + e) : make_float4(0.f, 0.f, 0.f, 0.f);
-    }
-    for (int q0 = 1; q0 < a.cs; q0 += 8) {  // up to 8 partials per element in flight, added in split order
-      float4 v[U][8];
+      for (int j = 0; j < 8; ++j)
+        if (q0 + j < a.cs) v[j] = __ldcg(w4 + (q0 + j) * (pstride / 4) + e);
 #pragma unroll
-      for (int u = 0; u < U; ++u)
-#pragma unroll
-        for (int j = 0; j < 8; ++j) {
-          const int e = e0 + u * nthreads;
-          v[u][j] = q0 + j < a.cs && e < n4 ? __ldcg(w4 + (q0 + j) * n4 + e) : make_float4(0.f, 0.f, 0.f, 0.f);
+      for (int j = 0; j < 8; ++j)
+        if (q0 + j < a.cs) {
+          sum.x += v[j].x;
+          sum.y += v[j].y;
+          sum.z += v[j].z;
+          sum.w += v[j].w;
         }
-#pragma unroll
-      for (int u = 0; u < U; ++u)
-#pragma unroll
-        for (int j = 0; j < 8; ++j)
-          if (q0 + j < a.cs) {
-            sum[u].x += v[u][j].x;
-            sum[u].y += v[u][j].y;
-            sum[u].z += v[u][j].z;
-            sum[u].w += v[u][j].w;
-          }
     }
+    const int tl = e / (tile_rows / 4), rl = (e % (tile_rows / 4)) * 4;
+    const int64_t o = static_cast<int64_t>(tok0 + tl) * a.rows + row0 + rl;
+    const float vv[4] = {sum.x, sum.y, sum.z, sum.w};
 #pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int e = e0 + u * nthreads;
-      if (e >= n4) continue;
-      const int tl = e / (tile_rows / 4), rl = (e % (tile_rows / 4)) * 4;
-      const int64_t o = static_cast<int64_t>(tok0 + tl) * a.rows + row0 + rl;
-      const float vv[4] = {sum[u].x, sum[u].y, sum[u].z, sum[u].w};
-#pragma unroll
-      for (int j = 0; j < 4; ++j)
-        if (row0 + rl + j < a.rows) store_out(out, o + j, vv[j]);
-    }
+    for (int j = 0; j < 4; ++j)
+      if (row0 + rl + j < a.rows) store_out(out, o + j, vv[j]);
   }
   if (threadIdx.x == 0) a.cnt[tile_id] = 0u;  // ready for the next launch (stream order)
   if (trace && threadIdx.x == 0) stamp(trace, 6);
