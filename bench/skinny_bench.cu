@@ -9,10 +9,11 @@
 // (cublasGemmEx on the raw BF16 weights, same handle setup as src/api.cu), timed the same way.
 // Beside the plan's layout: "-noexc" (exception tables emptied), "-ring" (no decode, no MMA: the weight ring
 // and the tail alone), "-notail" (no reduction or output: wrong results), "-ring-notail" (the stream alone),
-// "-nodecode" (raw bits as MMA operands), "-xfirst" (the producer waits until x is requested), "-S<n>" (ring
-// depth capped at n stages); router: "-notail", "-nomma",
-// "-stream". "timeline" rows: per-CTA %globaltimer stamps (Timer::timeline).
-// Usage: skinny_bench [reps=100] [diag|-] [m list, e.g. 1,8,16,32]
+// "-nodecode" (raw bits as MMA operands), "-xfirst" (the producer waits until x is requested), "-xonephase" (x in
+// one phase), "-benchk" (the bench's kernel instantiation without any experiment: the diagnostic rows run it, the
+// plan and candidate rows the library's), "-S<n>" (ring depth capped at n stages); router: "-notail", "-nomma",
+// "-stream". "timeline" rows: per-CTA %globaltimer stamps (Timer::timeline), plan layout with and without exceptions.
+// Usage: skinny_bench [reps=100] [diag|-] [m list, e.g. 1,8,16,32]; SKINNY_ONLY=<shape> runs that shape alone.
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <fmt/format.h>

@@ -68,10 +68,10 @@ struct Args {
   size_t ws_cap = 0, cnt_cap = 0;    // capacities (floats, counters) of ws and cnt
   int stages = 1;                    // weight ring depth (set by launch from the shared-memory budget); 0 = direct
   int bar_off = 0;                   // shared-memory offset of the mbarriers (kBarBytes); the ring follows them
-  int diag = 0;                      // bench/skinny_bench only: 1 = no decode or MMA, 2 = no reduction,
-                                     // 64 = x staged in one phase, 128 = none (the bench kernel),
-                                     // 8 = no decode (raw bits as A) (all three: wrong out); 4 = the producer
-                                     // waits until x and the exception offsets are requested (perf-notes step 9)
+  int diag = 0;                      // bench only (kBench kernels): 1 = no decode or MMA, 2 = no reduction,
+                                     // 8 = no decode (raw bits as A) (1, 2, 8: wrong out); 4 = the producer
+                                     // waits until x and the exception offsets are requested (perf-notes step 9);
+                                     // 64 = x staged in one phase; 128 = none (the bench kernel as it is)
   unsigned long long* trace = nullptr;  // bench only: 8 %globaltimer stamps per CTA (see stamp())
   int max_stages = kMaxStages;       // cap on the ring depth
   int allow_cluster = 1;             // let launch use clusters when the whole grid fits at once
