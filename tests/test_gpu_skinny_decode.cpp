@@ -5,9 +5,11 @@
 
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "../src/kernels/decode.hpp"
+#include "../src/kernels/kernels.hpp"
 #include "solgemm/format.hpp"
 #include "testing.hpp"
 
@@ -75,6 +77,40 @@ TEST(SkinnyDecode, BytePermMatchesPtxSemantics) {
   EXPECT_EQ(dec::byte_perm(0x33221100u, 0x77665544u, 0x7150u), 0x77115500u);
   EXPECT_EQ(dec::byte_perm(0x33221100u, 0x77665544u, 0x7352u), 0x77335522u);
   EXPECT_EQ(dec::byte_perm(0x33221100u, 0x77665544u, 0x3210u), 0x33221100u);
+}
+
+// The library's kernels have no diagnostics compiled in (family_dispatch.cuh, kBench): a view that asks for one
+// gets an error before anything is launched, not a silently ignored knob.
+TEST(SkinnyLaunch, LibraryKernelsRejectBenchKnobs) {
+  // The error must be the knob's own (a CUDA error from a launch attempt would be the wrong reason).
+  auto rejects = [](auto&& call) {
+    try {
+      call();
+    } catch (const solgemm::Error& e) {
+      return std::string(e.what()).find("diagnostic knobs") != std::string::npos;
+    }
+    return false;
+  };
+  const solgemm::Config cfg = solgemm::layout_config(1, 1, 1, 1, 1);
+  solgemm::kernels::PackedView v;
+  v.n = 16;
+  v.k = 64;
+  v.row_tiles = 1;
+  v.k_groups = 1;
+  v.k_blocks = 1;
+  v.diag = 1;
+  EXPECT_TRUE(rejects([&] { solgemm::kernels::launch_skinny(cfg, v, nullptr, 1, nullptr, 16, nullptr); }));
+  v.diag = 0;
+  unsigned long long stamps[8] = {};
+  v.trace = stamps;
+  EXPECT_TRUE(rejects([&] { solgemm::kernels::launch_skinny(cfg, v, nullptr, 1, nullptr, 16, nullptr); }));
+  solgemm::kernels::HiLoView h;
+  h.n = 16;
+  h.k = 64;
+  h.row_tiles = 1;
+  h.k_groups = 1;
+  h.diag = 8;
+  EXPECT_TRUE(rejects([&] { solgemm::kernels::launch_router(cfg, h, nullptr, 1, nullptr, 16, nullptr); }));
 }
 
 }  // namespace

@@ -115,3 +115,37 @@ TEST(Plan, RouterRanges) {
 }
 
 }  // namespace
+
+namespace {
+
+// The BF16 shapes the skinny family beats cuBLAS on (bench, perf-notes step 20): qkv_gate and the pooler up to
+// 16 tokens, one layout per shape (batch invariant among m <= 16); cuBLAS from 17 tokens and for the other
+// judge shapes (o, the unpooler, its 1024-row slice) at every m.
+TEST(Plan, SkinnyRanges) {
+  struct Win {
+    int64_t n, k;
+    int cs, rt_cta, wk, gpw;
+  };
+  const Win wins[] = {{2304, 8192, 8, 9, 2, 8}, {4096, 8192, 8, 16, 1, 16}};
+  for (const Win& w : wins)
+    for (const solgemm::Storage st : {solgemm::Storage::packed12, solgemm::Storage::packed16}) {
+      const solgemm::Shape s{w.n, w.k, st};
+      for (int64_t m = 1; m <= 16; ++m) {
+        const auto p = solgemm::select_plan(s, m);
+        SCOPED_TRACE(testing::Message() << w.n << "x" << w.k << " m=" << m << " plan=" << p.str());
+        ASSERT_EQ(p.kernel, solgemm::Kernel::skinny);
+        EXPECT_EQ(p.cfg.split_k, w.cs);
+        EXPECT_EQ(p.cfg.rt_cta, w.rt_cta);
+        EXPECT_EQ(p.cfg.wk, w.wk);
+        EXPECT_EQ(p.cfg.gpw, w.gpw);
+        EXPECT_EQ(p.cfg.n_tiles, m <= 8 ? 1 : 2);
+      }
+      for (int64_t m : {17, 32, 64, 65, 256}) EXPECT_EQ(solgemm::select_plan(s, m).kernel, solgemm::Kernel::vendor);
+    }
+  for (const solgemm::Shape& other : {solgemm::Shape{8192, 1024, solgemm::Storage::packed12},
+                                      solgemm::Shape{8192, 4096, solgemm::Storage::packed12},
+                                      solgemm::Shape{1024, 4096, solgemm::Storage::packed12}})
+    for (int64_t m : {1, 8, 16, 32}) EXPECT_EQ(solgemm::select_plan(other, m).kernel, solgemm::Kernel::vendor);
+}
+
+}  // namespace
