@@ -26,9 +26,7 @@ using namespace bench;  // NOLINT: the shared timing helpers
 constexpr int kMaxS = 32;
 constexpr int kRingOff = 1024;  // mbarriers first (2 x kMaxS x 8 B), the ring after them
 
-__device__ __forceinline__ uint32_t su32(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
+using solgemm::kernels::family::smem_u32;
 using solgemm::kernels::family::bulk_g2s;
 using solgemm::kernels::family::mbar_arrive;
 using solgemm::kernels::family::mbar_arrive_expect_tx;
@@ -39,7 +37,7 @@ __global__ void __launch_bounds__(1024, 1)
     bulk_ring(const uint8_t* base, int streams, long long per_stream, int copy, int S, int iters, unsigned* sink) {
   extern __shared__ __align__(128) uint8_t smem[];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const uint32_t bars = su32(smem);
+  const uint32_t bars = smem_u32(smem);
   uint8_t* ring = smem + kRingOff;
   if (threadIdx.x == 0) {
     for (int q = 0; q < S; ++q) {
@@ -60,7 +58,7 @@ __global__ void __launch_bounds__(1024, 1)
       }
       __syncwarp();
       if (lane < streams)
-        bulk_g2s(su32(ring + static_cast<size_t>(q * streams + lane) * copy), src + static_cast<long long>(i) * copy,
+        bulk_g2s(smem_u32(ring + static_cast<size_t>(q * streams + lane) * copy), src + static_cast<long long>(i) * copy,
                  static_cast<uint32_t>(copy), bars + 8u * q);
       if (++q == S) {
         q = 0;

@@ -213,9 +213,6 @@ __device__ __forceinline__ void apply_exc(uint32_t e, int lane, uint32_t (&r)[1]
 template <int NT>
 __host__ __device__ constexpr size_t x_smem_bytes(int k_cta) { return static_cast<size_t>(8 * NT) * (k_cta + 8) * 2; }
 
-__device__ __forceinline__ uint32_t smem_u32(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
 __device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, int src_bytes) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
 }
@@ -326,18 +323,17 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   const uint32_t bars = smem_u32(smem) + static_cast<uint32_t>(a.bar_off);
   const int ring_off = a.bar_off + kBarBytes;
   if (trace && threadIdx.x == 0) stamp(trace, 0);
+  // The exception offsets of this warp's blocks first, before the weight stream fills the memory queue
+  // (perf-notes step 21: 1.2-1.6 us at m = 32).
   WarpExc wx;
   int nb = 0;
-  auto load_exc_off = [&] {
-    if constexpr (Src::kExc) {
-      if (n > 0) {
-        const int b_lo = g_begin >> 2;
-        nb = ((g_begin + n - 1) >> 2) - b_lo + 1;
-        if (lane <= nb) wx.off_lane = __ldg(a.exc_off + static_cast<int64_t>(rt) * a.k_blocks + b_lo + lane);
-      }
+  if constexpr (Src::kExc) {
+    if (n > 0) {
+      const int b_lo = g_begin >> 2;
+      nb = ((g_begin + n - 1) >> 2) - b_lo + 1;
+      if (lane <= nb) wx.off_lane = __ldg(a.exc_off + static_cast<int64_t>(rt) * a.k_blocks + b_lo + lane);
     }
-  };
-  load_exc_off();  // first, before the weight stream fills the memory queue (perf-notes step 21: 1.2-1.6 us at m = 32)
+  }
 
   // x phases (ring mode): phase p holds the x columns of groups [xgb(p), xgb(p + 1)) of every k warp, and its
   // mbarrier xph[p] (at bars + 8 (2 kMaxStages + p)) completes when every compute thread's copies of it have
