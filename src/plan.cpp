@@ -214,26 +214,28 @@ Kernel kernel_from_string(const std::string& name) {
                           name));
 }
 
-// The router family's tuned layout wins up to this many tokens (6-13 us against cuBLAS SGEMM's 10-26 at
-// m <= 32). Past it, verify batches of a shape listed in kHiLoVerify take the layout listed for their m (more
-// row tiles per CTA: each weight byte is re-read from L2 once per token chunk, by fewer CTAs); the rest takes
+// The router family's auto layout wins up to this many tokens (6-13 us against cuBLAS SGEMM's 10-26 at
+// m <= 32). A shape listed in kHiLoVerify takes the layout listed for its m (more row tiles per CTA: each
+// weight byte is re-read from L2 once per token chunk, by fewer CTAs); past kRouterFamilyMaxM the rest takes
 // the vendor family's two BF16 tensor-core GEMMs (hi, lo). Rows of one call are batch invariant inside one
-// range (m <= 32, or one kHiLoVerify entry), not across them.
+// range (m <= 32, or one kHiLoVerify entry), not across them, unless the layouts share the K order (the 256 x
+// 8192 layouts up to 64 tokens: 8 splits x 8 k warps x 2 groups, only the row tiles per CTA differ).
 constexpr int64_t kRouterFamilyMaxM = 32;
 struct HiLoVerify {
-  int64_t rows, k, max_m;
+  int64_t rows, k, min_m, max_m;
   Layout layout;
   int n_tiles;
   const char* why;
 };
-// Measured with bench/skinny_bench (docs/results/dev/2026-11-29_h200_s4-xphases-nt8_bench.log; cuBLAS hi + lo =
-// the vendor path in the same run).
+// Measured with bench/skinny_bench (docs/results/dev/2026-11-29_h200_s4-xphases-nt8_bench.log, and for 17..32
+// tokens 2026-11-29_h200_s5-coop_bench.log; cuBLAS hi + lo = the vendor path in the same run).
 constexpr HiLoVerify kHiLoVerify[] = {
-    {256, 8192, 64, {8, 2, 8, 2}, 4,
-     "router 33 <= m <= 64: 2 row tiles x 8 k warps, K/8 per CTA, 32-token chunks (10.3 us at m=64; cuBLAS hi + lo 15.2)"},
-    {256, 8192, 128, {8, 2, 4, 4}, 8,
+    {256, 8192, 17, 64, {8, 2, 8, 2}, 4,
+     "router 17 <= m <= 64: 2 row tiles x 8 k warps, K/8 per CTA, 32-token chunks, 64 CTAs as clusters of 8 (7.8 us at "
+     "m=32 against 8.3 for the m <= 16 layout, same K order; 10.3 us at m=64; cuBLAS hi + lo 15.2)"},
+    {256, 8192, 65, 128, {8, 2, 4, 4}, 8,
      "router 65 <= m <= 128: 2 row tiles x 4 k warps, K/8 per CTA, 64-token chunks, x staged in phases (11.8 us at m=128; cuBLAS hi + lo 15.7)"},
-    {256, 8192, 256, {8, 4, 2, 8}, 8,
+    {256, 8192, 129, 256, {8, 4, 2, 8}, 8,
      "router 129 <= m <= 256: 4 row tiles x 2 k warps, K/8 per CTA, 64-token chunks, x staged in phases (16.2 us at m=256; cuBLAS hi + lo 18.8)"},
 };
 
@@ -275,15 +277,15 @@ Plan select_plan(const Shape& s, int64_t m) {
       return p;
     }
     case Storage::hilo:
+      for (const HiLoVerify& v : kHiLoVerify)
+        if (v.rows == s.rows && v.k == s.k && m >= v.min_m && m <= v.max_m) {
+          Plan p;
+          p.kernel = Kernel::router;
+          p.cfg = make_config(v.layout, v.n_tiles);
+          p.why = fmt::format("hi + lo; {}", v.why);
+          return p;
+        }
       if (m > kRouterFamilyMaxM) {
-        for (const HiLoVerify& v : kHiLoVerify)
-          if (v.rows == s.rows && v.k == s.k && m <= v.max_m) {
-            Plan p;
-            p.kernel = Kernel::router;
-            p.cfg = make_config(v.layout, v.n_tiles);
-            p.why = fmt::format("hi + lo; {}", v.why);
-            return p;
-          }
         Plan p;
         p.kernel = Kernel::vendor;
         p.why = "router verify batch: hi and lo as two BF16 tensor-core GEMMs into the FP32 output (cuBLAS)";

@@ -99,7 +99,10 @@ void router_dispatch(const Config& cfg, const HiLoView& w, const __nv_bfloat16* 
   a.w2 = w.lo2;
   apply_bench_knobs<kBench>(a, w);
   if (w.lo2 != nullptr) {
-    // Same k slices per CTA, half the warps along K with twice the groups each (fixed per shape too).
+    // At most 8 compute warps: fewer row tiles per CTA first (the K order stays that of the layout, so that
+    // layouts differing only in rt_cta stay batch invariant), then half the warps along K with twice the groups
+    // each (fixed per shape too).
+    while (a.rt_cta * a.wk > 8 && a.rt_cta % 2 == 0) a.rt_cta /= 2;
     while (a.rt_cta * a.wk > 8 && a.wk % 2 == 0) {
       a.wk /= 2;
       a.gpw *= 2;
