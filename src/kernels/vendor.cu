@@ -81,28 +81,45 @@ __global__ void fill_x(__nv_bfloat16* x, size_t n) {  // small nonzero values: n
 
 }  // namespace
 
+// Tuned per row count: all n rows, and the leading slices n/2, n/4, n/8 (a call computing only the first rows of
+// W, like the unpooler's 1024-row slice, is a different problem for cuBLAS: fewer output tiles, so a split-K
+// algorithm may fill the GPU where the default cannot). A call whose rows are not in the list takes the default.
+constexpr int kRowSets = 4;
+constexpr int kSliceBuckets = 7;  // slices (rows < n): m = 1 .. 64
 struct VendorTable {
   cublasLtHandle_t lt = nullptr;
   int64_t n = 0, k = 0;
-  bool have[kBuckets] = {};
-  cublasLtMatmulAlgo_t algo[kBuckets];
-  float us_default[kBuckets] = {}, us_best[kBuckets] = {};
+  int64_t rows[kRowSets] = {};  // 0: unused
+  bool have[kRowSets][kBuckets] = {};
+  cublasLtMatmulAlgo_t algo[kRowSets][kBuckets];
+  int splitk[kRowSets][kBuckets] = {};
+  float us_default[kRowSets][kBuckets] = {}, us_best[kRowSets][kBuckets] = {};
   ~VendorTable() {
     if (lt) cublasLtDestroy(lt);
   }
 };
-
 std::string describe(const VendorTable& t) {
   std::string s = "cuBLASLt tuned (us default -> chosen):";
   for (int b = 0; b < kBuckets; ++b)
-    s += fmt::format(" m{} {:.1f}->{:.1f}{}", 1 << b, t.us_default[b], t.have[b] ? t.us_best[b] : t.us_default[b],
-                     t.have[b] ? "" : "(default)");
+    s += fmt::format(" m{} {:.1f}->{:.1f}{}{}", 1 << b, t.us_default[0][b],
+                     t.have[0][b] ? t.us_best[0][b] : t.us_default[0][b], t.have[0][b] ? "" : "(default)",
+                     t.have[0][b] && t.splitk[0][b] > 1 ? fmt::format("(split {})", t.splitk[0][b]) : "");
+  for (int r = 1; r < kRowSets; ++r) {
+    if (t.rows[r] == 0) continue;
+    std::string tuned;
+    for (int b = 0; b < kSliceBuckets; ++b)
+      if (t.have[r][b])
+        tuned += fmt::format(" m{} {:.1f}->{:.1f}{}", 1 << b, t.us_default[r][b], t.us_best[r][b],
+                             t.splitk[r][b] > 1 ? fmt::format("(split {})", t.splitk[r][b]) : "");
+    s += fmt::format("; rows {}:{}", t.rows[r], tuned.empty() ? " default" : tuned);
+  }
   return s;
 }
 
 // Times, cold (a 256 MB read before each replay), the default cublasGemmEx and the heuristic's candidates for
-// every bucket, each captured into a graph; keeps a candidate only if it beats the default by more than 3%
-// (medians of 9).
+// every bucket and row set, each captured into a graph, plus split-K variants (2 .. 16 splits, FP32 partials
+// reduced out of place in a fixed order: deterministic) of the first three candidates; keeps a candidate only
+// if it beats the default by more than 3% (medians of 9).
 std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_t n, int64_t k, cudaStream_t stream) {
   auto t = std::make_shared<VendorTable>();
   t->n = n;
@@ -164,39 +181,63 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
   const auto* x = static_cast<const __nv_bfloat16*>(xbuf);
   auto* out = static_cast<__nv_bfloat16*>(obuf);
   const float one = 1.f, zero = 0.f;
-  for (int b = 0; b < kBuckets; ++b) {
-    const int64_t m = int64_t{1} << b;
-    t->us_default[b] = time_us([&](cudaStream_t s) {
-      try {
-        launch_vendor(blas, nullptr, W, x, m, out, n, k, s);
-        return true;
-      } catch (const Error&) {
-        return false;
-      }
-    });
-    LtProblem p(n, m, k);
-    cublasLtMatmulPreference_t pref;
-    lt_check(cublasLtMatmulPreferenceCreate(&pref), "preference");
-    const uint64_t ws = blas.bytes;
-    const uint32_t mask = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;  // or none: FP32 partials, deterministic
-    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
-    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &mask, sizeof(mask));
-    cublasLtMatmulHeuristicResult_t cand[8];
-    int found = 0;
-    cublasLtMatmulAlgoGetHeuristic(t->lt, p.op, p.a, p.b, p.c, p.c, pref, 8, cand, &found);
-    cublasLtMatmulPreferenceDestroy(pref);
-    float best = t->us_default[b] * 0.97f;  // a candidate must beat the default by more than 3%
-    for (int i = 0; i < found; ++i) {
-      if (cand[i].state != CUBLAS_STATUS_SUCCESS || cand[i].workspaceSize > blas.bytes) continue;
-      const float us = time_us([&](cudaStream_t s) {
-        return cublasLtMatmul(t->lt, p.op, &one, W, p.a, x, p.b, &zero, out, p.c, out, p.c, &cand[i].algo,
-                              blas.workspace, blas.bytes, s) == CUBLAS_STATUS_SUCCESS;
+  int nsets = 0;
+  for (int64_t d = 1; d <= 8 && nsets < kRowSets; d *= 2)
+    if (d == 1 || (n % (16 * d) == 0 && n / d >= 128)) t->rows[nsets++] = n / d;
+  for (int r = 0; r < nsets; ++r) {
+    for (int b = 0; b < (r == 0 ? kBuckets : kSliceBuckets); ++b) {
+      const int64_t m = int64_t{1} << b, rows = t->rows[r];
+      t->us_default[r][b] = time_us([&](cudaStream_t s) {
+        try {
+          launch_vendor(blas, nullptr, W, x, m, out, rows, k, s);
+          return true;
+        } catch (const Error&) {
+          return false;
+        }
       });
-      if (us < best) {
-        best = us;
-        t->algo[b] = cand[i].algo;
-        t->have[b] = true;
-        t->us_best[b] = us;
+      LtProblem p(rows, m, k);
+      cublasLtMatmulPreference_t pref;
+      lt_check(cublasLtMatmulPreferenceCreate(&pref), "preference");
+      const uint64_t ws = blas.bytes;
+      const uint32_t mask = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;  // or none: FP32 partials, deterministic
+      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
+      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &mask, sizeof(mask));
+      cublasLtMatmulHeuristicResult_t cand[8];
+      int found = 0;
+      cublasLtMatmulAlgoGetHeuristic(t->lt, p.op, p.a, p.b, p.c, p.c, pref, 8, cand, &found);
+      cublasLtMatmulPreferenceDestroy(pref);
+      float best = t->us_default[r][b] * 0.97f;  // a candidate must beat the default by more than 3%
+      auto try_algo = [&](const cublasLtMatmulAlgo_t& algo, int splits) {
+        cublasLtMatmulHeuristicResult_t check{};
+        if (cublasLtMatmulAlgoCheck(t->lt, p.op, p.a, p.b, p.c, p.c, &algo, &check) != CUBLAS_STATUS_SUCCESS ||
+            check.workspaceSize > blas.bytes)
+          return;
+        const float us = time_us([&](cudaStream_t s) {
+          return cublasLtMatmul(t->lt, p.op, &one, W, p.a, x, p.b, &zero, out, p.c, out, p.c, &algo, blas.workspace,
+                                blas.bytes, s) == CUBLAS_STATUS_SUCCESS;
+        });
+        if (us < best) {
+          best = us;
+          t->algo[r][b] = algo;
+          t->have[r][b] = true;
+          t->splitk[r][b] = splits;
+          t->us_best[r][b] = us;
+        }
+      };
+      for (int i = 0; i < found; ++i)
+        if (cand[i].state == CUBLAS_STATUS_SUCCESS) try_algo(cand[i].algo, 1);
+      for (int i = 0; i < std::min(found, 3); ++i) {
+        if (cand[i].state != CUBLAS_STATUS_SUCCESS) continue;
+        for (uint32_t splits : {2u, 4u, 8u, 16u}) {
+          cublasLtMatmulAlgo_t algo = cand[i].algo;
+          const uint32_t scheme = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+          if (cublasLtMatmulAlgoConfigSetAttribute(&algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splits, sizeof(splits)) !=
+                  CUBLAS_STATUS_SUCCESS ||
+              cublasLtMatmulAlgoConfigSetAttribute(&algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &scheme,
+                                                   sizeof(scheme)) != CUBLAS_STATUS_SUCCESS)
+            continue;
+          try_algo(algo, static_cast<int>(splits));
+        }
       }
     }
   }
@@ -212,15 +253,17 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
 void launch_vendor(const Blas& blas, const VendorTable* table, const void* W, const __nv_bfloat16* x, int64_t m,
                    __nv_bfloat16* out, int64_t rows, int64_t k, cudaStream_t stream) {
   const int b = bucket_of(m);
-  if (table != nullptr && rows == table->n && b < kBuckets && table->have[b]) {
+  int r = 0;
+  while (table != nullptr && r < kRowSets && table->rows[r] != rows) ++r;
+  if (table != nullptr && r < kRowSets && b < kBuckets && table->have[r][b]) {
     LtProblem p(rows, m, k);
     cublasLtMatmulHeuristicResult_t check{};
-    if (cublasLtMatmulAlgoCheck(table->lt, p.op, p.a, p.b, p.c, p.c, &table->algo[b], &check) ==
+    if (cublasLtMatmulAlgoCheck(table->lt, p.op, p.a, p.b, p.c, p.c, &table->algo[r][b], &check) ==
             CUBLAS_STATUS_SUCCESS &&
         check.workspaceSize <= blas.bytes) {
       const float one = 1.f, zero = 0.f;
-      lt_check(cublasLtMatmul(table->lt, p.op, &one, W, p.a, x, p.b, &zero, out, p.c, out, p.c, &table->algo[b],
-                              blas.workspace, blas.bytes, stream),
+      lt_check(cublasLtMatmul(table->lt, p.op, &one, W, p.a, x, p.b, &zero, out, p.c, out, p.c,
+                              &table->algo[r][b], blas.workspace, blas.bytes, stream),
                "matmul");
       return;
     }
