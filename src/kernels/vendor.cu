@@ -117,9 +117,9 @@ std::string describe(const VendorTable& t) {
 }
 
 // Times, cold (a 256 MB read before each replay), the default cublasGemmEx and the heuristic's candidates for
-// every bucket and row set (24 for all rows, 8 for slices), each captured into a graph, plus split-K variants
-// (2 .. 16 splits, FP32 partials reduced out of place in a fixed order: deterministic) of the first three
-// candidates; keeps a candidate only if it beats the default by more than 3% (medians of 9).
+// every bucket and row set, each captured into a graph, plus split-K variants (2 .. 16 splits, FP32 partials
+// reduced out of place in a fixed order: deterministic) of the first three candidates; keeps a candidate only
+// if it beats the default by more than 3% (medians of 9).
 std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_t n, int64_t k, cudaStream_t stream) {
   auto t = std::make_shared<VendorTable>();
   t->n = n;
@@ -202,11 +202,9 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
       const uint32_t mask = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;  // or none: FP32 partials, deterministic
       cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
       cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &mask, sizeof(mask));
-      // All rows: the heuristic's first 24 candidates (at m >= 64 the layers near the ridge, where the tile
-      // shape matters); slices: its first 8.
-      cublasLtMatmulHeuristicResult_t cand[24];
+      cublasLtMatmulHeuristicResult_t cand[8];
       int found = 0;
-      cublasLtMatmulAlgoGetHeuristic(t->lt, p.op, p.a, p.b, p.c, p.c, pref, r == 0 ? 24 : 8, cand, &found);
+      cublasLtMatmulAlgoGetHeuristic(t->lt, p.op, p.a, p.b, p.c, p.c, pref, 8, cand, &found);
       cublasLtMatmulPreferenceDestroy(pref);
       float best = t->us_default[r][b] * 0.97f;  // a candidate must beat the default by more than 3%
       auto try_algo = [&](const cublasLtMatmulAlgo_t& algo, int splits) {
