@@ -47,7 +47,9 @@ constexpr int kMaxStages = 16;
 constexpr int kXPhases = 4;                     // x staged in up to this many phases (ring mode)
 // full[stages], empty[stages], xph[phases] mbarriers; a multiple of 128 bytes, so that the ring after them stays
 // 128-byte aligned (the runs with it at +288 bytes were ~0.4 us slower at m <= 8: perf-notes step 25)
-constexpr int kBarBytes = ((2 * kMaxStages + kXPhases) * 8 + 127) / 128 * 128;
+constexpr int kBarBytes = ((2 * kMaxStages + kXPhases + 1) * 8 + 127) / 128 * 128;
+// (the last mbarrier: the cluster tail's receive barrier, see the split-K reduction)
+constexpr int kRecvBar = 2 * kMaxStages + kXPhases;
 
 struct Args {
   const uint8_t* w0 = nullptr;       // data (packed) or hi (router)
@@ -354,6 +356,11 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
         mbar_init(bars + 8u * (S + q), static_cast<unsigned>(warps));
       }
       for (int p = 0; p < XP; ++p) mbar_init(xbars + 8u * p, static_cast<unsigned>(nthr_c));
+      if constexpr (kCluster) {  // the peers' shares of my tile slice arrive on it (cs - 1 of them)
+        mbar_init(bars + 8u * kRecvBar, 1);
+        mbar_arrive_expect_tx(bars + 8u * kRecvBar,
+                              static_cast<uint32_t>((a.cs - 1) * (a.rt_cta * NT * 128 / a.cs) * 4));
+      }
       asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
@@ -549,6 +556,9 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   //    or the global workspace, last arrival sums).
   if (XP > 0) asm volatile("cp.async.wait_all;\n" ::: "memory");  // (warps without groups never waited)
   __syncthreads();  // x no longer needed: the partials reuse the shared memory
+  // Cluster (ring mode): tell the peers this CTA's ring is free (they push their partial shares into it).
+  if constexpr (kCluster)
+    if (S > 0) asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
   if (trace && threadIdx.x == 0) stamp(trace, 3);
   float* part = reinterpret_cast<float*>(smem);
   if (warp < warps) {
@@ -578,7 +588,15 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   const int mc = min(8 * NT, a.m - tok0);  // valid tokens of this chunk
   const int ntv = (mc + 7) / 8;
   const int tile_rows = a.rt_cta * 16;
-  const int row0 = (rblock * a.rt_cta) * 16;
+  // (cluster variants: the row block is the cluster's index, read again rather than kept live across the main
+  // loop, where ptxas spilled it in the 17-warp hi + lo variant)
+  int rblock_t = rblock;
+  if constexpr (kCluster) {
+    uint32_t cid;
+    asm volatile("mov.u32 %0, %%clusterid.x;\n" : "=r"(cid));
+    rblock_t = static_cast<int>(cid);
+  }
+  const int row0 = (rblock_t * a.rt_cta) * 16;
   using Out = typename Src::Out;
   Out* out = static_cast<Out*>(a.out);
   auto for_tile = [&](auto&& f) {  // f(row in tile, token in chunk, value), valid tokens only
@@ -593,10 +611,52 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   };
   if (trace && threadIdx.x == 0) stamp(trace, 4);
   if constexpr (kCluster) {
-    // The cs CTAs of this tile are one cluster (launch checked that the whole grid fits at once): after a
-    // cluster barrier each CTA sums its 1/cs share of the tile's elements from every CTA's shared memory in
-    // split order (the same additions as the workspace path), writes them, and waits for its peers before its
-    // shared memory goes away.
+    uint32_t rank;  // == crank (the cluster is the tile's cs CTAs), read again rather than kept live (spills)
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
+    const int crank = static_cast<int>(rank);
+    // The cs CTAs of this tile are one cluster (launch checked that the whole grid fits at once); CTA q sums
+    // share q (1/cs of the tile's elements) in split order (the same additions as the workspace path) and
+    // writes it. Ring mode: once every CTA has left its main loop (the cluster barrier armed there), each
+    // pushes its values of every peer's share into that peer's (free) ring with st.async, completing on the
+    // peer's receive mbarrier, and waits only for its own share's data: no barrier after the reads.
+    if (S > 0) {
+      const int sh = tile / a.cs, nv = sh / 4;  // share: a multiple of 16 floats (tile = 128 rt NT, cs <= 8)
+      const uint32_t recv = smem_u32(smem) + static_cast<uint32_t>(ring_off);  // [cs][sh] floats
+      const uint32_t rbar = bars + 8u * kRecvBar;
+      asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+      for (int j = threadIdx.x; j < a.cs * nv; j += nthreads) {
+        const int q = j / nv, v = j - q * nv;
+        if (q == crank) continue;
+        const float4 val = reinterpret_cast<const float4*>(part)[q * nv + v];
+        uint32_t ra, rb;
+        asm("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(ra) : "r"(recv + 16u * (crank * nv + v)), "r"(q));
+        asm("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(rb) : "r"(rbar), "r"(q));
+        asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, %4}, [%5];\n"
+                     ::"r"(ra), "f"(val.x), "f"(val.y), "f"(val.z), "f"(val.w), "r"(rb)
+                     : "memory");
+      }
+      mbar_wait(rbar, 0);
+      const float* rv = reinterpret_cast<const float*>(smem + ring_off);
+      const int e0 = sh * crank;
+      for (int e = e0 + static_cast<int>(threadIdx.x); e < e0 + sh; e += nthreads) {
+        const int lane_e = e & 31, c = (e >> 5) & 3, nt = (e >> 7) % NT, rtl = (e >> 7) / NT;
+        const int rl = rtl * 16 + (lane_e >> 2) + 8 * (c >> 1), tl = nt * 8 + 2 * (lane_e & 3) + (c & 1);
+        if (tl >= mc || row0 + rl >= a.rows) continue;
+        float sum = 0.f;
+        for (int q = 0; q < a.cs; ++q) {
+          const float v = q == crank ? part[e] : rv[q * sh + e - e0];
+          sum = q == 0 ? v : sum + v;
+        }
+        store_out(out, static_cast<int64_t>(tok0 + tl) * a.rows + row0 + rl, sum);
+      }
+      if (trace && threadIdx.x == 0) {
+        stamp(trace, 6);
+        stamp(trace, 7, 3ull);
+      }
+      return;
+    }
+    // Direct mode (no ring to receive into): after a cluster barrier each CTA reads its share from every CTA's
+    // shared memory and waits for its peers before its shared memory goes away.
     namespace cg = cooperative_groups;
     cg::cluster_group cl = cg::this_cluster();
     cl.sync();
