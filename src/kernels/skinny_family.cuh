@@ -574,11 +574,18 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   }
   __syncthreads();
   const int tile = a.rt_cta * NT * 128;  // elements (rtl, nt, c, lane) of the CTA's output tile
-  if (a.wk > 1) {
-    for (int e = threadIdx.x; e < tile; e += nthreads) {
-      float v = part[e];
-      for (int w = 1; w < a.wk; ++w) v += part[w * tile + e];
-      part[e] = v;
+  if (a.wk > 1) {  // float4 at a time (the tile is a multiple of 128 floats): the k warps' partials in order
+    float4* part4 = reinterpret_cast<float4*>(part);
+    for (int e = threadIdx.x; e < tile / 4; e += nthreads) {
+      float4 v = part4[e];
+      for (int w = 1; w < a.wk; ++w) {
+        const float4 u = part4[w * (tile / 4) + e];
+        v.x += u.x;
+        v.y += u.y;
+        v.z += u.z;
+        v.w += u.w;
+      }
+      part4[e] = v;
     }
     __syncthreads();
   }
