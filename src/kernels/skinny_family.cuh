@@ -45,11 +45,11 @@ namespace solgemm::kernels::family {
 
 constexpr int kMaxStages = 16;
 constexpr int kXPhases = 4;                     // x staged in up to this many phases (ring mode)
-// full[stages], empty[stages], xph[phases] mbarriers; a multiple of 128 bytes, so that the ring after them stays
-// 128-byte aligned (the runs with it at +288 bytes were ~0.4 us slower at m <= 8: perf-notes step 25)
+// full[stages], empty[stages], xph[phases] and the cluster tail's receive mbarrier; a multiple of 128 bytes, so
+// that the ring after them stays 128-byte aligned (the runs with it at +288 bytes were ~0.4 us slower at m <= 8:
+// perf-notes step 25)
 constexpr int kBarBytes = ((2 * kMaxStages + kXPhases + 1) * 8 + 127) / 128 * 128;
-// (the last mbarrier: the cluster tail's receive barrier, see the split-K reduction)
-constexpr int kRecvBar = 2 * kMaxStages + kXPhases;
+constexpr int kRecvBar = 2 * kMaxStages + kXPhases;  // the cluster tail's receive mbarrier (split-K reduction)
 
 struct Args {
   const uint8_t* w0 = nullptr;       // data (packed) or hi (router)
@@ -347,6 +347,9 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   const int XP = kXPh && S > 0 && a.xvec && !(diag & 64) ? min(a.gpw, kXPhases) : 0;  // (bench: diag & 64 = one)
   auto xgb = [&](int p) { return p * a.gpw / max(XP, 1); };
   const uint32_t xbars = bars + 8u * (2 * kMaxStages);
+  // Cluster split-K tail by push (see the reduction): the peers' shares land in this CTA's ring, which must hold
+  // the whole tile (cs shares); otherwise the tail pulls after a cluster barrier.
+  const bool push = kCluster && S > 0 && S * warps * kSlot >= a.rt_cta * NT * 128 * 4;
 
   // 1. Barriers (ring mode).
   if (S > 0) {  // (direct mode: no barriers, nothing to wait for before the loads)
@@ -356,7 +359,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
         mbar_init(bars + 8u * (S + q), static_cast<unsigned>(warps));
       }
       for (int p = 0; p < XP; ++p) mbar_init(xbars + 8u * p, static_cast<unsigned>(nthr_c));
-      if constexpr (kCluster) {  // the peers' shares of my tile slice arrive on it (cs - 1 of them)
+      if (push) {  // the peers' shares of my tile slice arrive on it (cs - 1 of them)
         mbar_init(bars + 8u * kRecvBar, 1);
         mbar_arrive_expect_tx(bars + 8u * kRecvBar,
                               static_cast<uint32_t>((a.cs - 1) * (a.rt_cta * NT * 128 / a.cs) * 4));
@@ -556,9 +559,8 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   //    or the global workspace, last arrival sums).
   if (XP > 0) asm volatile("cp.async.wait_all;\n" ::: "memory");  // (warps without groups never waited)
   __syncthreads();  // x no longer needed: the partials reuse the shared memory
-  // Cluster (ring mode): tell the peers this CTA's ring is free (they push their partial shares into it).
-  if constexpr (kCluster)
-    if (S > 0) asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+  // Cluster tail by push: tell the peers this CTA's ring is free (they push their partial shares into it).
+  if (push) asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
   if (trace && threadIdx.x == 0) stamp(trace, 3);
   float* part = reinterpret_cast<float*>(smem);
   if (warp < warps) {
@@ -623,10 +625,11 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     const int crank = static_cast<int>(rank);
     // The cs CTAs of this tile are one cluster (launch checked that the whole grid fits at once); CTA q sums
     // share q (1/cs of the tile's elements) in split order (the same additions as the workspace path) and
-    // writes it. Ring mode: once every CTA has left its main loop (the cluster barrier armed there), each
-    // pushes its values of every peer's share into that peer's (free) ring with st.async, completing on the
-    // peer's receive mbarrier, and waits only for its own share's data: no barrier after the reads.
-    if (S > 0) {
+    // writes it. Push (ring mode, the ring holds the tile): once every CTA has left its main loop (the cluster
+    // barrier armed there), each pushes its values of every peer's share into that peer's (free) ring with
+    // st.async, completing on the peer's receive mbarrier, and waits only for its own share's data: no barrier
+    // after the reads (perf-notes step 32).
+    if (push) {
       const int sh = tile / a.cs, nv = sh / 4;  // share: a multiple of 16 floats (tile = 128 rt NT, cs <= 8)
       const uint32_t recv = smem_u32(smem) + static_cast<uint32_t>(ring_off);  // [cs][sh] floats
       const uint32_t rbar = bars + 8u * kRecvBar;
@@ -662,8 +665,8 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
       }
       return;
     }
-    // Direct mode (no ring to receive into): after a cluster barrier each CTA reads its share from every CTA's
-    // shared memory and waits for its peers before its shared memory goes away.
+    // Pull (direct mode, or a ring too small for the tile): after a cluster barrier each CTA reads its share from
+    // every CTA's shared memory and waits for its peers before its shared memory goes away.
     namespace cg = cooperative_groups;
     cg::cluster_group cl = cg::this_cluster();
     cl.sync();
