@@ -214,7 +214,7 @@ Kernel kernel_from_string(const std::string& name) {
                           name));
 }
 
-// The router family's auto layout wins up to this many tokens (6-13 us against cuBLAS SGEMM's 10-26 at
+// The router family wins up to this many tokens on any shape (6-13 us against cuBLAS SGEMM's 10-26 at
 // m <= 32). A shape listed in kHiLoVerify takes the layout listed for its m (more row tiles per CTA: each
 // weight byte is re-read from L2 once per token chunk, by fewer CTAs); past kRouterFamilyMaxM the rest takes
 // the vendor family's two BF16 tensor-core GEMMs (hi, lo). Rows of one call are batch invariant inside one
