@@ -1,7 +1,7 @@
 // The vendor family (cuBLAS / cuBLASLt on the raw BF16 weights) through the public API, with the prepare-time
 // tuning on: all rows, the tuned leading slices (n/8: where split-K algorithms get picked) and an untuned slice
 // (the default path), against an FP64 reference (relative L2 <= 1e-2, probe rows exact to 1e-3), NaN poison with
-// a guard after out, and 10 graph replays bitwise equal.
+// a guard after out, and 10 graph replays bitwise equal; a second matrix of the same shape reuses the tuning.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -59,6 +59,27 @@ TEST(Vendor, TunedSlicesCorrectAndDeterministic) {
       for (int64_t p = 0; p < m; p += 8) EXPECT_LE(skt::rel_l2(raw, r, rows, p, p + 1), 1e-3) << "probe row " << p;
       if (m <= 8) skt::expect_replays_equal(w, x.p, out, total, m, rows, st);
     }
+  }
+  // A second matrix of the same shape reuses the tuning (a process-wide cache keyed by device, shape and
+  // workspace) and computes its own weights correctly with it.
+  Dev<__nv_bfloat16> dw2(static_cast<size_t>(n * k));
+  skt::gen_bf16<<<1024, 256>>>(dw2.p, n * k, seed + 1, 0.02f);
+  SKT_CK(cudaDeviceSynchronize());
+  EXPECT_EQ(desc.find("earlier prepare"), std::string::npos) << "the first prepare of this shape was cached: " << desc;
+  const solgemm::Weights w2 = solgemm::Weights::prepare(dw2.p, solgemm::DType::bf16, n, k, st, opt);
+  EXPECT_NE(w2.description().find("tuned by an earlier prepare of this shape"), std::string::npos) << w2.description();
+  {
+    const int64_t rows = n / 8;
+    const int m = 8;
+    Dev<double> ref(static_cast<size_t>(m * rows));
+    skt::ref_fp64<<<dim3(static_cast<unsigned>(rows), 1), 256>>>(x.p, dw2.p, ref.p, m, rows, k);
+    SKT_CK(cudaDeviceSynchronize());
+    SKT_CK(cudaMemset(out.p, 0xFF, total * 2));
+    w2.run(x.p, m, out.p, rows, st);
+    SKT_CK(cudaStreamSynchronize(st));
+    const std::vector<uint16_t> raw = out.get();
+    EXPECT_LE(skt::rel_l2(raw, ref.get(), rows, 0, m), 1e-2) << "second matrix, rows=" << rows << " " << skt::seed_msg(seed);
+    for (size_t i = static_cast<size_t>(m * rows); i < total; ++i) ASSERT_EQ(raw[i], 0xFFFFu) << "written past m x rows";
   }
   cudaStreamDestroy(st);
 }

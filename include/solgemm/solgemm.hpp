@@ -35,7 +35,8 @@ enum class RouterMode { hi_lo, exact };
 struct PrepareOptions {
   bool compress = true;                     // allow the lossless 12-bit code for BF16 weights
   RouterMode router_mode = RouterMode::hi_lo;
-  bool tune_vendor = true;                  // BF16: time cuBLASLt's candidates at prepare (~1 s on an H200)
+  bool tune_vendor = true;                  // BF16: time cuBLASLt's candidates at prepare (~1 s on an H200 for a
+                                            // new shape; later matrices of that shape reuse the choice)
   int max_m = 4096;                         // largest m run() will be called with (sizes any workspace)
   // "" = the plan table chooses the kernel family per call; a family's name ("reference", "skinny", "wide",
   // "vendor", "router") forces it for every call it can serve (tests, experiments, the judge's reference run).

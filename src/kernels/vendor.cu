@@ -10,6 +10,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <mutex>
+#include <tuple>
 #include <vector>
 
 #include "kernels.hpp"
@@ -86,33 +89,49 @@ __global__ void fill_x(__nv_bfloat16* x, size_t n) {  // small nonzero values: n
 // algorithm may fill the GPU where the default cannot). A call whose rows are not in the list takes the default.
 constexpr int kRowSets = 4;
 constexpr int kSliceBuckets = 7;  // slices (rows < n): m = 1 .. 64
-struct VendorTable {
-  cublasLtHandle_t lt = nullptr;
-  int64_t n = 0, k = 0;
+// What the tuning chose for one (device, n, k, workspace): it depends on the shape, not on the weights' values,
+// so it is kept for the process and reused by every later prepare of the same shape (an LLM's layers repeat a
+// few shapes: one tuning each instead of ~1 s per matrix).
+struct VendorChoice {
   int64_t rows[kRowSets] = {};  // 0: unused
   bool have[kRowSets][kBuckets] = {};
   cublasLtMatmulAlgo_t algo[kRowSets][kBuckets];
   int splitk[kRowSets][kBuckets] = {};
   float us_default[kRowSets][kBuckets] = {}, us_best[kRowSets][kBuckets] = {};
+};
+struct VendorTable {
+  cublasLtHandle_t lt = nullptr;
+  int64_t n = 0, k = 0;
+  VendorChoice c;
+  bool cached = false;  // c came from an earlier prepare of the same shape
   ~VendorTable() {
     if (lt) cublasLtDestroy(lt);
   }
 };
+namespace {
+using ChoiceKey = std::tuple<int, int64_t, int64_t, size_t>;  // device, n, k, workspace bytes
+std::mutex choice_mu;
+std::map<ChoiceKey, VendorChoice>& choice_cache() {
+  static std::map<ChoiceKey, VendorChoice> cache;
+  return cache;
+}
+}  // namespace
 std::string describe(const VendorTable& t) {
   std::string s = "cuBLASLt tuned (us default -> chosen):";
   for (int b = 0; b < kBuckets; ++b)
-    s += fmt::format(" m{} {:.1f}->{:.1f}{}{}", 1 << b, t.us_default[0][b],
-                     t.have[0][b] ? t.us_best[0][b] : t.us_default[0][b], t.have[0][b] ? "" : "(default)",
-                     t.have[0][b] && t.splitk[0][b] > 1 ? fmt::format("(split {})", t.splitk[0][b]) : "");
+    s += fmt::format(" m{} {:.1f}->{:.1f}{}{}", 1 << b, t.c.us_default[0][b],
+                     t.c.have[0][b] ? t.c.us_best[0][b] : t.c.us_default[0][b], t.c.have[0][b] ? "" : "(default)",
+                     t.c.have[0][b] && t.c.splitk[0][b] > 1 ? fmt::format("(split {})", t.c.splitk[0][b]) : "");
   for (int r = 1; r < kRowSets; ++r) {
-    if (t.rows[r] == 0) continue;
+    if (t.c.rows[r] == 0) continue;
     std::string tuned;
     for (int b = 0; b < kSliceBuckets; ++b)
-      if (t.have[r][b])
-        tuned += fmt::format(" m{} {:.1f}->{:.1f}{}", 1 << b, t.us_default[r][b], t.us_best[r][b],
-                             t.splitk[r][b] > 1 ? fmt::format("(split {})", t.splitk[r][b]) : "");
-    s += fmt::format("; rows {}:{}", t.rows[r], tuned.empty() ? " default" : tuned);
+      if (t.c.have[r][b])
+        tuned += fmt::format(" m{} {:.1f}->{:.1f}{}", 1 << b, t.c.us_default[r][b], t.c.us_best[r][b],
+                             t.c.splitk[r][b] > 1 ? fmt::format("(split {})", t.c.splitk[r][b]) : "");
+    s += fmt::format("; rows {}:{}", t.c.rows[r], tuned.empty() ? " default" : tuned);
   }
+  if (t.cached) s += " (tuned by an earlier prepare of this shape)";
   return s;
 }
 
@@ -125,6 +144,18 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
   t->n = n;
   t->k = k;
   lt_check(cublasLtCreate(&t->lt), "create");
+  int dev = 0;
+  cudaGetDevice(&dev);
+  const ChoiceKey key{dev, n, k, blas.bytes};
+  {
+    std::lock_guard<std::mutex> lock(choice_mu);
+    auto it = choice_cache().find(key);
+    if (it != choice_cache().end()) {
+      t->c = it->second;
+      t->cached = true;
+      return t;
+    }
+  }
   const size_t flush_bytes = size_t{256} << 20;
   void *flush = nullptr, *xbuf = nullptr, *obuf = nullptr;
   unsigned* sink = nullptr;
@@ -183,11 +214,11 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
   const float one = 1.f, zero = 0.f;
   int nsets = 0;
   for (int64_t d = 1; d <= 8 && nsets < kRowSets; d *= 2)
-    if (d == 1 || (n % (16 * d) == 0 && n / d >= 128)) t->rows[nsets++] = n / d;
+    if (d == 1 || (n % (16 * d) == 0 && n / d >= 128)) t->c.rows[nsets++] = n / d;
   for (int r = 0; r < nsets; ++r) {
     for (int b = 0; b < (r == 0 ? kBuckets : kSliceBuckets); ++b) {
-      const int64_t m = int64_t{1} << b, rows = t->rows[r];
-      t->us_default[r][b] = time_us([&](cudaStream_t s) {
+      const int64_t m = int64_t{1} << b, rows = t->c.rows[r];
+      t->c.us_default[r][b] = time_us([&](cudaStream_t s) {
         try {
           launch_vendor(blas, nullptr, W, x, m, out, rows, k, s);
           return true;
@@ -206,7 +237,7 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
       int found = 0;
       cublasLtMatmulAlgoGetHeuristic(t->lt, p.op, p.a, p.b, p.c, p.c, pref, 8, cand, &found);
       cublasLtMatmulPreferenceDestroy(pref);
-      float best = t->us_default[r][b] * 0.97f;  // a candidate must beat the default by more than 3%
+      float best = t->c.us_default[r][b] * 0.97f;  // a candidate must beat the default by more than 3%
       auto try_algo = [&](const cublasLtMatmulAlgo_t& algo, int splits) {
         cublasLtMatmulHeuristicResult_t check{};
         if (cublasLtMatmulAlgoCheck(t->lt, p.op, p.a, p.b, p.c, p.c, &algo, &check) != CUBLAS_STATUS_SUCCESS ||
@@ -218,10 +249,10 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
         });
         if (us < best) {
           best = us;
-          t->algo[r][b] = algo;
-          t->have[r][b] = true;
-          t->splitk[r][b] = splits;
-          t->us_best[r][b] = us;
+          t->c.algo[r][b] = algo;
+          t->c.have[r][b] = true;
+          t->c.splitk[r][b] = splits;
+          t->c.us_best[r][b] = us;
         }
       };
       for (int i = 0; i < found; ++i)
@@ -247,6 +278,10 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
   cudaEventDestroy(e1);
   cleanup();
   cudaGetLastError();
+  {
+    std::lock_guard<std::mutex> lock(choice_mu);
+    choice_cache().emplace(key, t->c);
+  }
   return t;
 }
 
@@ -254,16 +289,16 @@ void launch_vendor(const Blas& blas, const VendorTable* table, const void* W, co
                    __nv_bfloat16* out, int64_t rows, int64_t k, cudaStream_t stream) {
   const int b = bucket_of(m);
   int r = 0;
-  while (table != nullptr && r < kRowSets && table->rows[r] != rows) ++r;
-  if (table != nullptr && r < kRowSets && b < kBuckets && table->have[r][b]) {
+  while (table != nullptr && r < kRowSets && table->c.rows[r] != rows) ++r;
+  if (table != nullptr && r < kRowSets && b < kBuckets && table->c.have[r][b]) {
     LtProblem p(rows, m, k);
     cublasLtMatmulHeuristicResult_t check{};
-    if (cublasLtMatmulAlgoCheck(table->lt, p.op, p.a, p.b, p.c, p.c, &table->algo[r][b], &check) ==
+    if (cublasLtMatmulAlgoCheck(table->lt, p.op, p.a, p.b, p.c, p.c, &table->c.algo[r][b], &check) ==
             CUBLAS_STATUS_SUCCESS &&
         check.workspaceSize <= blas.bytes) {
       const float one = 1.f, zero = 0.f;
       lt_check(cublasLtMatmul(table->lt, p.op, &one, W, p.a, x, p.b, &zero, out, p.c, out, p.c,
-                              &table->algo[r][b], blas.workspace, blas.bytes, stream),
+                              &table->c.algo[r][b], blas.workspace, blas.bytes, stream),
                "matmul");
       return;
     }
