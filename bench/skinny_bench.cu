@@ -299,14 +299,14 @@ int main(int argc, char** argv) {
       }
       // Timelines of the plan's layout (stamps: x staged, first group, loop done, local, count, out), and of its
       // ring-only variant (no decode, no MMA: the stream and the tail) past m = 8.
-      for (const int dg : {0, 1, -1}) {  // -1: exception tables emptied
+      for (const int dg : {0, 1, -1, 256}) {  // -1: exception tables emptied; 256: "g0" = split-K partial stored
         if (dg == 1 && m <= 8) continue;
         solgemm::kernels::PackedView vt = v;
         vt.diag = dg < 0 ? 0 : dg;
         if (dg < 0) vt.exc_off = d_zero;
         const solgemm::Config c = cfg_of(sh.cands[0], nt);
         const int ctas = c.split_k * static_cast<int>(((sh.rows + 15) / 16 + c.rt_cta - 1) / c.rt_cta);
-        tm.timeline(fmt::format("{} m={} {}{}", sh.name, m, lstr(sh.cands[0]), dg > 0 ? "-ring" : dg < 0 ? "-noexc" : "").c_str(), ctas,
+        tm.timeline(fmt::format("{} m={} {}{}", sh.name, m, lstr(sh.cands[0]), dg == 256 ? "-g0=stored" : dg > 0 ? "-ring" : dg < 0 ? "-noexc" : "").c_str(), ctas,
                     trace, [&](unsigned long long* tr) {
                       vt.trace = tr;
                       run_skinny(c, vt, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);

@@ -73,7 +73,8 @@ struct Args {
   int diag = 0;                      // bench only (kBench kernels): 1 = no decode or MMA, 2 = no reduction,
                                      // 8 = no decode (raw bits as A) (1, 2, 8: wrong out); 4 = the producer
                                      // waits until x and the exception offsets are requested (perf-notes step 9);
-                                     // 64 = x staged in one phase; 128 = none (the bench kernel as it is)
+                                     // 64 = x staged in one phase; 128 = none (the bench kernel as it is);
+                                     // 256 = timeline stamp 2 marks the split-K partial stored (not group 0)
   unsigned long long* trace = nullptr;  // bench only: 8 %globaltimer stamps per CTA (see stamp())
   int max_stages = kMaxStages;       // cap on the ring depth
   int allow_cluster = 1;             // let launch use clusters when the whole grid fits at once
@@ -544,7 +545,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
           __syncwarp();
           if (lane == 0) mbar_arrive(empty);
         }
-        if (i == 0 && trace && threadIdx.x == 0) stamp(trace, 2, acc[0][0][0] == 12345.f ? 1ull : 0ull);
+        if (i == 0 && trace && threadIdx.x == 0 && !(diag & 256)) stamp(trace, 2, acc[0][0][0] == 12345.f ? 1ull : 0ull);
         if (++s == S) {
           s = 0;
           ph ^= 1u;
@@ -715,6 +716,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   float* w = a.ws + static_cast<int64_t>(tile_id) * a.cs * tile;
   for_tile([&](int rl, int tl, float v) { __stcg(w + crank * pstride + tl * tile_rows + rl, v); });
   __syncthreads();
+  if (trace && threadIdx.x == 0 && (diag & 256)) stamp(trace, 2);  // (bench: partial stores issued)
   int last = 0;  // (no static shared memory: the dynamic allowance stays at 227 KB)
   if (threadIdx.x == 0) {
     // acq_rel at GPU scope: releases the CTA's partial (ordered before it by the barrier), and the last
