@@ -101,7 +101,6 @@ struct VendorChoice {
 };
 struct VendorTable {
   cublasLtHandle_t lt = nullptr;
-  int64_t n = 0, k = 0;
   VendorChoice c;
   bool cached = false;  // c came from an earlier prepare of the same shape
   ~VendorTable() {
@@ -117,18 +116,20 @@ std::map<ChoiceKey, VendorChoice>& choice_cache() {
 }
 }  // namespace
 std::string describe(const VendorTable& t) {
+  auto split = [&](int r, int b) {  // (splitk is 0 without a tuned choice, 1 for one without split K)
+    return t.c.splitk[r][b] > 1 ? fmt::format("(split {})", t.c.splitk[r][b]) : std::string();
+  };
   std::string s = "cuBLASLt tuned (us default -> chosen):";
   for (int b = 0; b < kBuckets; ++b)
     s += fmt::format(" m{} {:.1f}->{:.1f}{}{}", 1 << b, t.c.us_default[0][b],
                      t.c.have[0][b] ? t.c.us_best[0][b] : t.c.us_default[0][b], t.c.have[0][b] ? "" : "(default)",
-                     t.c.have[0][b] && t.c.splitk[0][b] > 1 ? fmt::format("(split {})", t.c.splitk[0][b]) : "");
+                     split(0, b));
   for (int r = 1; r < kRowSets; ++r) {
     if (t.c.rows[r] == 0) continue;
     std::string tuned;
     for (int b = 0; b < kSliceBuckets; ++b)
       if (t.c.have[r][b])
-        tuned += fmt::format(" m{} {:.1f}->{:.1f}{}", 1 << b, t.c.us_default[r][b], t.c.us_best[r][b],
-                             t.c.splitk[r][b] > 1 ? fmt::format("(split {})", t.c.splitk[r][b]) : "");
+        tuned += fmt::format(" m{} {:.1f}->{:.1f}{}", 1 << b, t.c.us_default[r][b], t.c.us_best[r][b], split(r, b));
     s += fmt::format("; rows {}:{}", t.c.rows[r], tuned.empty() ? " default" : tuned);
   }
   if (t.cached) s += " (tuned by an earlier prepare of this shape)";
@@ -141,8 +142,6 @@ std::string describe(const VendorTable& t) {
 // if it beats the default by more than 3% (medians of 9).
 std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_t n, int64_t k, cudaStream_t stream) {
   auto t = std::make_shared<VendorTable>();
-  t->n = n;
-  t->k = k;
   lt_check(cublasLtCreate(&t->lt), "create");
   int dev = 0;
   cudaGetDevice(&dev);
