@@ -21,8 +21,6 @@ inline void apply_bench_knobs(Args& a, const View& w) {
   }
   if (w.max_stages > 0) a.max_stages = w.max_stages;
   if (w.no_cluster) a.allow_cluster = 0;
-  if (w.no_flags) a.flags = nullptr;
-  if (w.no_warm) a.warm_tail = 0;
 }
 
 // ---- skinny (packed12 / packed16) ---------------------------------------------------------------------------

@@ -81,8 +81,6 @@ struct PackedView {
   unsigned long long* trace = nullptr;  // bench only (skinny_family.cuh Args::trace); null everywhere else
   int max_stages = 0;                // bench only: ring depth cap if > 0
   bool no_cluster = false;           // bench only: never reduce split K through a cluster
-  bool no_flags = false;             // bench only: never reduce split K by flagged words (arrival count)
-  bool no_warm = false;              // bench only: no prefetch of the tail's buffers at entry
 };
 
 // skinny.cu: m <= 64, packed12 / packed16.
@@ -104,8 +102,6 @@ struct HiLoView {
   unsigned long long* trace = nullptr;  // bench only (skinny_family.cuh Args::trace); null everywhere else
   int max_stages = 0;                // bench only: ring depth cap if > 0
   bool no_cluster = false;           // bench only: never reduce split K through a cluster
-  bool no_flags = false;             // bench only: never reduce split K by flagged words (arrival count)
-  bool no_warm = false;              // bench only: no prefetch of the tail's buffers at entry
 };
 
 // router.cu: FP32 weights as hi + lo, FP32 out, any m.

@@ -77,10 +77,11 @@ struct Args {
                                      // waits until x and the exception offsets are requested (perf-notes step 9);
                                      // 64 = x staged in one phase; 128 = none (the bench kernel as it is);
                                      // 256 = timeline stamp 2 marks the split-K partial stored (not group 0);
-                                     // 1024 = flagged words without the cooperative launch attribute
+                                     // 512 = split K by arrival count even where flagged words could run;
+                                     // 1024 = flagged words without the cooperative launch attribute;
+                                     // 2048 = warp 0 runs the flagged-word tail dry before its main loop
   unsigned long long* trace = nullptr;  // bench only: 8 %globaltimer stamps per CTA (see stamp())
   int max_stages = kMaxStages;       // cap on the ring depth
-  int warm_tail = 1;                 // touch the tail's pages (output, split-K words) at entry (perf-notes step 37)
   int allow_cluster = 1;             // let launch use clusters when the whole grid fits at once
 };
 
@@ -211,9 +212,6 @@ __device__ __forceinline__ uint32_t ld_word(const uint32_t* p) {
   uint32_t v;
   asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
   return v;
-}
-__device__ __forceinline__ void prefetch_l2(const void* p) {
-  asm volatile("prefetch.global.L2 [%0];\n" ::"l"(p));
 }
 __device__ __forceinline__ uint32_t word_of(float v) { return v != v ? 0x7FFFFFFFu : __float_as_uint(v); }
 __device__ __forceinline__ void store_out(float* o, int64_t i, float v) { o[i] = v; }
@@ -519,31 +517,6 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     }
   }
 
-  // Experiment (perf-notes step 37): every phase of the tail that touches a new buffer (partials, counter,
-  // output) costs ~1 us whatever its size, as if its first access paid an address-translation miss. One thread
-  // prefetches the first and last address of each buffer the tail will touch, while x is on its way.
-  if (a.warm_tail && threadIdx.x == 0) {
-    const int mc0 = min(8 * NT, a.m - tok0), rows0 = rblock * a.rt_cta * 16;
-    const int rl_last = min(rows0 + a.rt_cta * 16, a.rows) - 1;
-    const size_t ob = sizeof(typename Src::Out);
-    const char* o = static_cast<const char*>(a.out);
-    prefetch_l2(o + (static_cast<int64_t>(tok0) * a.rows + rows0) * ob);
-    prefetch_l2(o + (static_cast<int64_t>(tok0 + mc0 - 1) * a.rows + rl_last) * ob);
-    if (a.cs > 1) {
-      const int tid = static_cast<int>(blockIdx.y) * static_cast<int>(gridDim.x / a.cs) + rblock;
-      if (a.flags != nullptr) {
-        const int64_t sh = (static_cast<int64_t>(a.rt_cta) * 16 * min(8 * NT, a.m) + a.cs - 1) / a.cs;
-        prefetch_l2(a.flags + tid * a.cs * a.cs * sh);
-        prefetch_l2(a.flags + (tid + 1) * a.cs * a.cs * sh - 1);
-      } else if (a.ws != nullptr) {
-        const int64_t tile = static_cast<int64_t>(a.rt_cta) * NT * 128;
-        prefetch_l2(a.ws + tid * a.cs * tile);
-        prefetch_l2(a.ws + (tid + 1) * a.cs * tile - 1);
-        prefetch_l2(a.cnt + tid);
-      }
-    }
-  }
-
   // 3. The producer warp streams the weights: lane w copies compute warp w's group of each stage
   //    (cp.async.bulk, complete_tx on full[s]) once lane 0 has seen the stage's slots released (empty[s]; the
   //    first round passes at once) and posted the stage's byte count. (Measured: compute warps that issue bulk
@@ -617,6 +590,11 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     }
   }
 
+  // Bench experiment (diag & 2048, perf-notes step 36): warp 0 runs the flagged-word tail dry while the first
+  // stage is on its way, so that the tail's instructions are fetched before they run for real.
+  if (kBench && (diag & 2048) && has_flag_tail<Src, NT>() && a.flags != nullptr && warp == 0)
+    flag_tail<NT>(a.flags, static_cast<typename Src::Out*>(a.out), reinterpret_cast<const float*>(smem), nullptr, a.cs,
+                  0, 0, a.rt_cta, a.m, 0, a.rows, 0, true);
   // 5. Main loop (compute warps): wait for the stage, read the warp's slot half a group at a time, release it,
   //    decode, patch and multiply. Warps without groups in a stage still wait for it and release it.
   float acc[T][NT][4];
@@ -1024,7 +1002,8 @@ void launch(Args a, cudaStream_t stream) {
   // Split K by flagged words (perf-notes step 36) where every CTA of the grid is resident at once: the owners
   // poll for their peers' words, so a CTA that could not start until another finished would wait forever. A
   // cooperative launch guarantees residency (or fails); the occupancy check keeps it from failing.
-  if (has_flag_tail<Src, NT>() && a.cs > 1 && a.flags != nullptr && need.flag_words <= a.flags_cap) {
+  if (has_flag_tail<Src, NT>() && a.cs > 1 && a.flags != nullptr && need.flag_words <= a.flags_cap &&
+      !(a.diag & 512)) {
     static std::mutex mu_f;
     static std::map<std::pair<size_t, unsigned>, int> per_sm;  // (smem, threads) -> resident CTAs per SM
     int nb = 0;
