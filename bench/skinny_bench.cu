@@ -12,9 +12,8 @@
 // "-nodecode" (raw bits as MMA operands), "-xfirst" (the producer waits until x is requested), "-xonephase" (x in
 // one phase), "-benchk" (the bench's kernel instantiation without any experiment: the diagnostic rows run it, the
 // plan and candidate rows the library's), "-S<n>" (ring depth capped at n stages), "-count" (split K by arrival
-// count instead of flagged words), "-nocoop" (flagged words without the cooperative launch attribute), "-warm"
-// (warp 0 runs the flagged-word tail dry first); router: "-notail", "-nomma", "-stream", "-count", "-nocoop",
-// "-warm". "timeline" rows: per-CTA %globaltimer stamps (Timer::timeline), plan layout with and without exceptions.
+// count instead of flagged words), "-nocoop" (flagged words without the cooperative launch attribute); router:
+// "-notail", "-nomma", "-stream", "-count", "-nocoop". "timeline" rows: per-CTA %globaltimer stamps (Timer::timeline), plan layout with and without exceptions.
 // Usage: skinny_bench [reps=100] [diag|-] [m list, e.g. 1,8,16,32]; SKINNY_ONLY=<shape> runs that shape alone.
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
@@ -273,7 +272,7 @@ int main(int argc, char** argv) {
       const std::pair<const char*, int> variants[] = {{"-noexc", 0}, {"-ring", 1}, {"-notail", 2}, {"-ring-notail", 3},
                                                       {"-nodecode", 8}, {"-xfirst", 4}, {"-nocluster", 16},
                                                       {"-xonephase", 64}, {"-benchk", 128}, {"-count", 512},
-                                                      {"-nocoop", 1024}, {"-warm", 2048}};
+                                                      {"-nocoop", 1024}};
       for (const auto& [suffix, dg] : variants) {
         solgemm::kernels::PackedView vd = v;
         if (dg == 0) vd.exc_off = d_zero;
@@ -305,15 +304,14 @@ int main(int argc, char** argv) {
       }
       // Timelines of the plan's layout (stamps: x staged, first group, loop done, local, count, out), and of its
       // ring-only variant (no decode, no MMA: the stream and the tail) past m = 8.
-      for (const int dg : {0, 1, -1, 256, 512, 2048}) {  // -1: exception tables emptied; 256: "g0" = split-K
-                                                        // partial stored; 512: arrival count; 2048: tail warmed
+      for (const int dg : {0, 1, -1, 256}) {  // -1: exception tables emptied; 256: "g0" = split-K partial stored
         if (dg == 1 && m <= 8) continue;
         solgemm::kernels::PackedView vt = v;
         vt.diag = dg < 0 ? 0 : dg;
         if (dg < 0) vt.exc_off = d_zero;
         const solgemm::Config c = cfg_of(sh.cands[0], nt);
         const int ctas = c.split_k * static_cast<int>(((sh.rows + 15) / 16 + c.rt_cta - 1) / c.rt_cta);
-        tm.timeline(fmt::format("{} m={} {}{}", sh.name, m, lstr(sh.cands[0]), dg == 256 ? "-g0=stored" : dg == 512 ? "-count" : dg == 2048 ? "-warm" : dg > 0 ? "-ring" : dg < 0 ? "-noexc" : "").c_str(), ctas,
+        tm.timeline(fmt::format("{} m={} {}{}", sh.name, m, lstr(sh.cands[0]), dg == 256 ? "-g0=stored" : dg > 0 ? "-ring" : dg < 0 ? "-noexc" : "").c_str(), ctas,
                     trace, [&](unsigned long long* tr) {
                       vt.trace = tr;
                       run_skinny(c, vt, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
@@ -458,7 +456,7 @@ int main(int argc, char** argv) {
                     });
       }
       for (const auto& [suffix, dg] : {std::pair<const char*, int>{"-notail", 2}, {"-nomma", 1}, {"-stream", 3},
-                                       {"-nocluster", 16}, {"-count", 512}, {"-nocoop", 1024}, {"-warm", 2048}}) {
+                                       {"-nocluster", 16}, {"-count", 512}, {"-nocoop", 1024}}) {
         solgemm::kernels::HiLoView vd = v;
         vd.diag = dg & ~16;
         vd.no_cluster = dg == 16;

@@ -78,8 +78,7 @@ struct Args {
                                      // 64 = x staged in one phase; 128 = none (the bench kernel as it is);
                                      // 256 = timeline stamp 2 marks the split-K partial stored (not group 0);
                                      // 512 = split K by arrival count even where flagged words could run;
-                                     // 1024 = flagged words without the cooperative launch attribute;
-                                     // 2048 = warp 0 runs the flagged-word tail dry before its main loop
+                                     // 1024 = flagged words without the cooperative launch attribute
   unsigned long long* trace = nullptr;  // bench only: 8 %globaltimer stamps per CTA (see stamp())
   int max_stages = kMaxStages;       // cap on the ring depth
   int allow_cluster = 1;             // let launch use clusters when the whole grid fits at once
@@ -326,31 +325,27 @@ __device__ __forceinline__ void half_step(const Args& a, const uint4 (&b)[Src::k
 // atomic and the last arrival's reads. `part`: this CTA's tile in the accumulator layout (see the kernel's
 // for_tile). Not inlined: its code in the kernel body moved ptxas's allocation of the main loop into spills
 // in the 17-warp hi + lo variant (a call costs nothing here: it runs once, after the loop).
-// `dry` (bench experiment, perf-notes step 36): the same code with every memory access and the wait skipped,
-// run early so that the tail's instructions are fetched before it runs for real.
 template <int NT, class Out>
 __device__ __noinline__ void flag_tail(uint32_t* flags, Out* out, const float* part, unsigned long long* trace,
-                                       int cs, int crank, int tile_id, int rt_cta, int m, int tok0, int rows,
-                                       int row0, bool dry) {
+                                       int cs, int crank, int tile_id, int rt_cta, int mc, int rows, int row0,
+                                       int tok0) {
   constexpr int kInFlight = 8;  // senders' loads in flight per element
   const int lane = threadIdx.x & 31, nthreads = blockDim.x;
-  const int mc = min(8 * NT, m - tok0), tile_rows = rt_cta * 16, ntv = (mc + 7) / 8;
+  const int tile_rows = rt_cta * 16, ntv = (mc + 7) / 8;
   const int P = tile_rows * mc, sh = (P + cs - 1) / cs;
-  // tiles are spaced for a full chunk (the last chunk's shares are shorter)
-  const int sh_full = (tile_rows * min(8 * NT, m) + cs - 1) / cs;
-  uint32_t* fw = flags + static_cast<int64_t>(tile_id) * cs * cs * sh_full;
+  uint32_t* fw = flags + static_cast<int64_t>(tile_id) * cs * cs * sh;
   for (int blk = threadIdx.x >> 5; blk < rt_cta * ntv; blk += nthreads >> 5) {  // send the peers' shares
     const int rtl = blk / ntv, nt = blk % ntv;
 #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int rl = rtl * 16 + (lane >> 2) + 8 * (c >> 1), tl = nt * 8 + 2 * (lane & 3) + (c & 1);
       const int p = tl * tile_rows + rl, q = p / sh;
-      if (tl < mc && q != crank && !dry)
+      if (tl < mc && q != crank)
         st_word(fw + (static_cast<int64_t>(q) * cs + crank) * sh + (p - q * sh),
                 word_of(part[((rtl * NT + nt) * 4 + c) * 32 + lane]));
     }
   }
-  if (trace && threadIdx.x == 0 && !dry) stamp(trace, 5);
+  if (trace && threadIdx.x == 0) stamp(trace, 5);
   const int j0 = crank * sh, j1 = min(j0 + sh, P);
   uint32_t* mine = fw + static_cast<int64_t>(crank) * cs * sh - j0;  // + q sh + j: sender q's word
   for (int j = j0 + static_cast<int>(threadIdx.x); j < j1; j += nthreads) {
@@ -363,7 +358,7 @@ __device__ __noinline__ void flag_tail(uint32_t* flags, Out* out, const float* p
       unsigned pend = 0;
 #pragma unroll
       for (int u = 0; u < kInFlight; ++u)  // every load in flight before the first word is looked at
-        if (q0 + u < cs && q0 + u != crank) wv[u] = dry ? 0u : ld_word(mine + (q0 + u) * sh + j);
+        if (q0 + u < cs && q0 + u != crank) wv[u] = ld_word(mine + (q0 + u) * sh + j);
 #pragma unroll
       for (int u = 0; u < kInFlight; ++u)
         if (q0 + u < cs && q0 + u != crank && wv[u] == kEmptyWord) pend |= 1u << u;
@@ -380,12 +375,12 @@ __device__ __noinline__ void flag_tail(uint32_t* flags, Out* out, const float* p
         if (q0 + u < cs) {
           const float v = q0 + u == crank ? own : __uint_as_float(wv[u]);
           sum = q0 + u == 0 ? v : sum + v;
-          if (q0 + u != crank && !dry) st_word(mine + (q0 + u) * sh + j, kEmptyWord);  // empty at rest
+          if (q0 + u != crank) st_word(mine + (q0 + u) * sh + j, kEmptyWord);  // empty at rest
         }
     }
-    if (row0 + rl < rows && !dry) store_out(out, static_cast<int64_t>(tok0 + tl) * rows + row0 + rl, sum);
+    if (row0 + rl < rows) store_out(out, static_cast<int64_t>(tok0 + tl) * rows + row0 + rl, sum);
   }
-  if (trace && threadIdx.x == 0 && !dry) {
+  if (trace && threadIdx.x == 0) {
     stamp(trace, 6);
     stamp(trace, 7, 1ull);
   }
@@ -590,11 +585,6 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     }
   }
 
-  // Bench experiment (diag & 2048, perf-notes step 36): warp 0 runs the flagged-word tail dry while the first
-  // stage is on its way, so that the tail's instructions are fetched before they run for real.
-  if (kBench && (diag & 2048) && has_flag_tail<Src, NT>() && a.flags != nullptr && warp == 0)
-    flag_tail<NT>(a.flags, static_cast<typename Src::Out*>(a.out), reinterpret_cast<const float*>(smem), nullptr, a.cs,
-                  0, 0, a.rt_cta, a.m, 0, a.rows, 0, true);
   // 5. Main loop (compute warps): wait for the stage, read the warp's slot half a group at a time, release it,
   //    decode, patch and multiply. Warps without groups in a stage still wait for it and release it.
   float acc[T][NT][4];
@@ -819,7 +809,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   }
   const int tile_id = static_cast<int>(blockIdx.y) * static_cast<int>(gridDim.x / a.cs) + rblock_t;
   if (has_flag_tail<Src, NT>() && a.flags != nullptr) {  // split K by flagged words (every CTA is resident)
-    flag_tail<NT>(a.flags, out, part, trace, a.cs, crank_t, tile_id, a.rt_cta, a.m, tok0, a.rows, row0, false);
+    flag_tail<NT>(a.flags, out, part, trace, a.cs, crank_t, tile_id, a.rt_cta, mc, a.rows, row0, tok0);
     return;
   }
   // Split K across CTAs: the valid partial, token-major ([token][row], tile_rows x mc floats) -> workspace;
