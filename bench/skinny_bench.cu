@@ -11,9 +11,8 @@
 // and the tail alone), "-notail" (no reduction or output: wrong results), "-ring-notail" (the stream alone),
 // "-nodecode" (raw bits as MMA operands), "-xfirst" (the producer waits until x is requested), "-xonephase" (x in
 // one phase), "-benchk" (the bench's kernel instantiation without any experiment: the diagnostic rows run it, the
-// plan and candidate rows the library's), "-S<n>" (ring depth capped at n stages), "-count" (split K by arrival
-// count instead of flagged words), "-nocoop" (flagged words without the cooperative launch attribute); router:
-// "-notail", "-nomma", "-stream", "-count", "-nocoop". "timeline" rows: per-CTA %globaltimer stamps (Timer::timeline), plan layout with and without exceptions.
+// plan and candidate rows the library's), "-S<n>" (ring depth capped at n stages); router: "-notail", "-nomma",
+// "-stream". "timeline" rows: per-CTA %globaltimer stamps (Timer::timeline), plan layout with and without exceptions.
 // Usage: skinny_bench [reps=100] [diag|-] [m list, e.g. 1,8,16,32]; SKINNY_ONLY=<shape> runs that shape alone.
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
@@ -174,9 +173,6 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&split.ws, split.ws_floats * 4));
   CK(cudaMalloc(&split.cnt, split.counters * 4));
   CK(cudaMemset(split.cnt, 0, split.counters * 4));
-  split.flag_words = size_t{8} << 20;
-  CK(cudaMalloc(&split.flags, split.flag_words * 4));
-  CK(cudaMemset(split.flags, 0xFF, split.flag_words * 4));
   cublasHandle_t blas;
   if (cublasCreate(&blas) != CUBLAS_STATUS_SUCCESS) return 1;
   void* blas_ws;
@@ -271,8 +267,7 @@ int main(int argc, char** argv) {
       // no reduction, both.
       const std::pair<const char*, int> variants[] = {{"-noexc", 0}, {"-ring", 1}, {"-notail", 2}, {"-ring-notail", 3},
                                                       {"-nodecode", 8}, {"-xfirst", 4}, {"-nocluster", 16},
-                                                      {"-xonephase", 64}, {"-benchk", 128}, {"-count", 512},
-                                                      {"-nocoop", 1024}};
+                                                      {"-xonephase", 64}, {"-benchk", 128}};
       for (const auto& [suffix, dg] : variants) {
         solgemm::kernels::PackedView vd = v;
         if (dg == 0) vd.exc_off = d_zero;
@@ -404,13 +399,6 @@ int main(int argc, char** argv) {
         for (const Layout& l : cands8) {
           const solgemm::Config c = cfg_of(l, 8);
           if (!run_layout(c, m, lstr(l) + "-nt8", first)) continue;
-          if (&l == &cands8[0] || &l == &cands8[1]) {  // the plan's 64-token layouts: by arrival count
-            solgemm::kernels::HiLoView vc = v;
-            vc.diag = 512;
-            const float uc = tm.time([&] { run_router(c, vc, x, m, static_cast<float*>(out), n, tm.s); }) - fixed;
-            std::printf("%-12s %4d %-18s %9.2f %9.2f %8.3f %8.0f %10s\n", "router", m,
-                        (lstr(l) + "-nt8-count").c_str(), uc, ceil_us, uc / ceil_us, bytes / (uc * 1e3), "-");
-          }
           if (m == 256 && &l == &cands8[1])
             tm.timeline("router m=256 nt8 cs8/rt4/wk2/g8", 128, trace, [&](unsigned long long* tr) {
               solgemm::kernels::HiLoView vt = v;
@@ -456,7 +444,7 @@ int main(int argc, char** argv) {
                     });
       }
       for (const auto& [suffix, dg] : {std::pair<const char*, int>{"-notail", 2}, {"-nomma", 1}, {"-stream", 3},
-                                       {"-nocluster", 16}, {"-count", 512}, {"-nocoop", 1024}}) {
+                                       {"-nocluster", 16}}) {
         solgemm::kernels::HiLoView vd = v;
         vd.diag = dg & ~16;
         vd.no_cluster = dg == 16;

@@ -54,7 +54,7 @@ struct Weights::Impl {
   cublasHandle_t blas = nullptr;         // vendor family, with its own workspace
   std::shared_ptr<kernels::VendorTable> vendor_table;  // cuBLASLt algorithms tuned at prepare (BF16)
   DevBuf blas_ws;
-  DevBuf split_ws, split_cnt, split_flags;  // skinny / router split-K workspace, zeroed counters and flagged words
+  DevBuf split_ws, split_cnt;            // skinny / router split-K workspace + zeroed counters (kernels.hpp)
   kernels::SplitWs split;
 
   Impl() = default;
@@ -177,7 +177,7 @@ Weights Weights::prepare(const void* d_W, DType wt, int64_t n, int64_t k, cudaSt
     check_cuda(cudaStreamSynchronize(stream), "prepare: synchronising");
   }
   // Split-K workspace of the skinny / router families: sized from the plan table for m <= max_m (skinny:
-  // m <= 64), counters zeroed and flagged words emptied once here (each launch leaves them at 0).
+  // m <= 64), counters zeroed once here (each launch leaves them at 0).
   {
     const kernels::SplitWs need = kernels::split_ws_need(impl->storage, n, k, opt.max_m);
     if (need.ws_floats > 0) {
@@ -187,13 +187,9 @@ Weights Weights::prepare(const void* d_W, DType wt, int64_t n, int64_t k, cudaSt
       impl->split_cnt.bytes = need.counters * sizeof(unsigned);
       check_cuda(cudaMemsetAsync(impl->split_cnt.p, 0, need.counters * sizeof(unsigned), stream),
                  "prepare: zeroing counters");
-      check_cuda(cudaMalloc(&impl->split_flags.p, need.flag_words * 4), "prepare: split-K flagged words");
-      impl->split_flags.bytes = need.flag_words * 4;
-      check_cuda(cudaMemsetAsync(impl->split_flags.p, 0xFF, need.flag_words * 4, stream),
-                 "prepare: emptying flagged words");
       check_cuda(cudaStreamSynchronize(stream), "prepare: synchronising");
       impl->split = {static_cast<float*>(impl->split_ws.p), static_cast<unsigned*>(impl->split_cnt.p), need.ws_floats,
-                     need.counters, static_cast<uint32_t*>(impl->split_flags.p), need.flag_words};
+                     need.counters};
     }
   }
   // cuBLAS for the vendor family: a handle with a fixed workspace, so run() is graph-capturable.

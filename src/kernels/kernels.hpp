@@ -54,15 +54,10 @@ void launch_vendor_hilo(const Blas& blas, const void* hi, const void* lo, const 
 // partial tiles and one arrival counter per output tile. Counters are 0 at rest: each launch's last-arriving
 // CTA resets its tile's counter, so CUDA-graph replays need no host-side reset. One call at a time per
 // Weights (two concurrent calls on different streams would share it).
-// Flagged words (flags): where every CTA of a launch is resident at once (cooperative launch), each CTA sends
-// its values of every peer's share of the tile as FP32 words and the owner polls until none is empty
-// (0xFFFFFFFF, a NaN that arithmetic never produces); the owner empties them again after use: empty at rest.
 struct SplitWs {
   float* ws = nullptr;
   unsigned* cnt = nullptr;
   size_t ws_floats = 0, counters = 0;
-  uint32_t* flags = nullptr;
-  size_t flag_words = 0;
 };
 // Capacity (floats, counters) that calls with m <= max_m and rows <= n need under the plan table, for the
 // skinny family (packed storage; m capped at 64) or the router family (hilo storage).

@@ -42,7 +42,6 @@ SplitWs split_ws_need(Storage storage, int64_t n, int64_t k, int64_t max_m) {
                                                  p.cfg.split_k, p.cfg.n_tiles);
         need.ws_floats = std::max(need.ws_floats, q.floats);
         need.counters = std::max(need.counters, q.counters);
-        need.flag_words = std::max(need.flag_words, q.flag_words);
       }
     }
   return need;

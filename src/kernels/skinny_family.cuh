@@ -68,17 +68,13 @@ struct Args {
   float* ws = nullptr;               // split-K partials (cs > 1): tiles x cs x 8 NT x 16 rt_cta floats
   unsigned* cnt = nullptr;           // one arrival counter per output tile (row block, token chunk); 0 at rest
   size_t ws_cap = 0, cnt_cap = 0;    // capacities (floats, counters) of ws and cnt
-  uint32_t* flags = nullptr;         // split-K by flagged words (empty at rest); set by launch only when every CTA
-  size_t flags_cap = 0;              // of the grid is resident at once (cooperative launch), else null
   int stages = 1;                    // weight ring depth (set by launch from the shared-memory budget); 0 = direct
   int bar_off = 0;                   // shared-memory offset of the mbarriers (kBarBytes); the ring follows them
   int diag = 0;                      // bench only (kBench kernels): 1 = no decode or MMA, 2 = no reduction,
                                      // 8 = no decode (raw bits as A) (1, 2, 8: wrong out); 4 = the producer
                                      // waits until x and the exception offsets are requested (perf-notes step 9);
                                      // 64 = x staged in one phase; 128 = none (the bench kernel as it is);
-                                     // 256 = timeline stamp 2 marks the split-K partial stored (not group 0);
-                                     // 512 = split K by arrival count even where flagged words could run;
-                                     // 1024 = flagged words without the cooperative launch attribute
+                                     // 256 = timeline stamp 2 marks the split-K partial stored (not group 0)
   unsigned long long* trace = nullptr;  // bench only: 8 %globaltimer stamps per CTA (see stamp())
   int max_stages = kMaxStages;       // cap on the ring depth
   int allow_cluster = 1;             // let launch use clusters when the whole grid fits at once
@@ -108,8 +104,6 @@ inline Args make_args(const char* who, const Config& cfg, const __nv_bfloat16* x
   a.cnt = split.cnt;
   a.ws_cap = split.ws_floats;
   a.cnt_cap = split.counters;
-  a.flags = split.flags;
-  a.flags_cap = split.flag_words;
   return a;
 }
 
@@ -200,19 +194,6 @@ __device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], uint3
 }
 
 __device__ __forceinline__ void store_out(__nv_bfloat16* o, int64_t i, float v) { o[i] = __float2bfloat16_rn(v); }
-// The split-K tail's flagged words: FP32 bits, 0xFFFFFFFF = empty (a NaN pattern arithmetic never produces:
-// its NaNs are the canonical 0x7FFFFFFF, and a sender canonicalises anyway); relaxed at GPU scope (L2, no stale
-// L1 copy).
-constexpr uint32_t kEmptyWord = 0xFFFFFFFFu;
-__device__ __forceinline__ void st_word(uint32_t* p, uint32_t v) {
-  asm volatile("st.relaxed.gpu.global.u32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
-}
-__device__ __forceinline__ uint32_t ld_word(const uint32_t* p) {
-  uint32_t v;
-  asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ uint32_t word_of(float v) { return v != v ? 0x7FFFFFFFu : __float_as_uint(v); }
 __device__ __forceinline__ void store_out(float* o, int64_t i, float v) { o[i] = v; }
 
 // Apply one exception entry (broadcast to the warp) to the decoded registers of half HS of the group.
@@ -315,81 +296,6 @@ __device__ __forceinline__ void half_step(const Args& a, const uint4 (&b)[Src::k
     }
   }
 }
-
-// Split K by flagged words (every CTA of the grid is resident: launch made it a cooperative launch). The tile's
-// P valid elements, token-major (p = token * tile_rows + row), are cut into cs shares of sh; CTA q owns share q.
-// Each CTA sends its value of every element of a peer's share as one word (FP32 bits, never kEmptyWord) to
-// words[owner][sender][.]; the owner polls its words until none is empty, sums in split order (k ascending: the
-// same additions as the arrival-count path), writes the output and empties the words again. No fence, no
-// counter: one store and one load round trip (perf-notes step 36), against the partial's stores, a release
-// atomic and the last arrival's reads. `part`: this CTA's tile in the accumulator layout (see the kernel's
-// for_tile). Not inlined: its code in the kernel body moved ptxas's allocation of the main loop into spills
-// in the 17-warp hi + lo variant (a call costs nothing here: it runs once, after the loop).
-template <int NT, class Out>
-__device__ __noinline__ void flag_tail(uint32_t* flags, Out* out, const float* part, unsigned long long* trace,
-                                       int cs, int crank, int tile_id, int rt_cta, int mc, int rows, int row0,
-                                       int tok0) {
-  constexpr int kInFlight = 8;  // senders' loads in flight per element
-  const int lane = threadIdx.x & 31, nthreads = blockDim.x;
-  const int tile_rows = rt_cta * 16, ntv = (mc + 7) / 8;
-  const int P = tile_rows * mc, sh = (P + cs - 1) / cs;
-  uint32_t* fw = flags + static_cast<int64_t>(tile_id) * cs * cs * sh;
-  for (int blk = threadIdx.x >> 5; blk < rt_cta * ntv; blk += nthreads >> 5) {  // send the peers' shares
-    const int rtl = blk / ntv, nt = blk % ntv;
-#pragma unroll
-    for (int c = 0; c < 4; ++c) {
-      const int rl = rtl * 16 + (lane >> 2) + 8 * (c >> 1), tl = nt * 8 + 2 * (lane & 3) + (c & 1);
-      const int p = tl * tile_rows + rl, q = p / sh;
-      if (tl < mc && q != crank)
-        st_word(fw + (static_cast<int64_t>(q) * cs + crank) * sh + (p - q * sh),
-                word_of(part[((rtl * NT + nt) * 4 + c) * 32 + lane]));
-    }
-  }
-  if (trace && threadIdx.x == 0) stamp(trace, 5);
-  const int j0 = crank * sh, j1 = min(j0 + sh, P);
-  uint32_t* mine = fw + static_cast<int64_t>(crank) * cs * sh - j0;  // + q sh + j: sender q's word
-  for (int j = j0 + static_cast<int>(threadIdx.x); j < j1; j += nthreads) {
-    const int tl = j / tile_rows, rl = j - tl * tile_rows, r = rl & 15, t8 = tl & 7;
-    const float own = part[((((rl >> 4) * NT + (tl >> 3)) * 4 + (r >> 3) * 2 + (t8 & 1)) * 32) + (r & 7) * 4 +
-                           (t8 >> 1)];
-    float sum = 0.f;
-    for (int q0 = 0; q0 < cs; q0 += kInFlight) {
-      uint32_t wv[kInFlight];
-      unsigned pend = 0;
-#pragma unroll
-      for (int u = 0; u < kInFlight; ++u)  // every load in flight before the first word is looked at
-        if (q0 + u < cs && q0 + u != crank) wv[u] = ld_word(mine + (q0 + u) * sh + j);
-#pragma unroll
-      for (int u = 0; u < kInFlight; ++u)
-        if (q0 + u < cs && q0 + u != crank && wv[u] == kEmptyWord) pend |= 1u << u;
-      while (pend) {  // a sender still on its way: poll the missing words again
-#pragma unroll
-        for (int u = 0; u < kInFlight; ++u)
-          if ((pend >> u) & 1u) wv[u] = ld_word(mine + (q0 + u) * sh + j);
-#pragma unroll
-        for (int u = 0; u < kInFlight; ++u)
-          if (((pend >> u) & 1u) && wv[u] != kEmptyWord) pend &= ~(1u << u);
-      }
-#pragma unroll
-      for (int u = 0; u < kInFlight; ++u)
-        if (q0 + u < cs) {
-          const float v = q0 + u == crank ? own : __uint_as_float(wv[u]);
-          sum = q0 + u == 0 ? v : sum + v;
-          if (q0 + u != crank) st_word(mine + (q0 + u) * sh + j, kEmptyWord);  // empty at rest
-        }
-    }
-    if (row0 + rl < rows) store_out(out, static_cast<int64_t>(tok0 + tl) * rows + row0 + rl, sum);
-  }
-  if (trace && threadIdx.x == 0) {
-    stamp(trace, 6);
-    stamp(trace, 7, 1ull);
-  }
-}
-
-// Variants that carry the flagged-word tail: all but the 17-warp hi + lo one at n_tiles 4 (the router's 17..64
-// tokens, which runs as clusters on the H200), where the tail's code pushed ptxas into spills in the main loop.
-template <class Src, int NT>
-constexpr bool has_flag_tail() { return !(Src::kTerms == 2 && NT == 4); }
 
 // kCluster: the cs CTAs of a tile are one thread-block cluster and reduce through distributed shared memory
 // (a separate instantiation, so that the workspace variant keeps its register allocation).
@@ -694,16 +600,11 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   const int tile_rows = a.rt_cta * 16;
   // (cluster variants: the row block is the cluster's index, read again rather than kept live across the main
   // loop, where ptxas spilled it in the 17-warp hi + lo variant)
-  // (the other variants: the split and row block from %ctaid.x again, for the same reason)
-  int rblock_t, crank_t;
+  int rblock_t = rblock;
   if constexpr (kCluster) {
     uint32_t cid;
     asm volatile("mov.u32 %0, %%clusterid.x;\n" : "=r"(cid));
     rblock_t = static_cast<int>(cid);
-    crank_t = 0;  // (read below)
-  } else {
-    rblock_t = rblock;
-    crank_t = crank;
   }
   const int row0 = (rblock_t * a.rt_cta) * 16;
   using Out = typename Src::Out;
@@ -807,17 +708,13 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     if (trace && threadIdx.x == 0) stamp(trace, 6);
     return;
   }
-  const int tile_id = static_cast<int>(blockIdx.y) * static_cast<int>(gridDim.x / a.cs) + rblock_t;
-  if (has_flag_tail<Src, NT>() && a.flags != nullptr) {  // split K by flagged words (every CTA is resident)
-    flag_tail<NT>(a.flags, out, part, trace, a.cs, crank_t, tile_id, a.rt_cta, mc, a.rows, row0, tok0);
-    return;
-  }
   // Split K across CTAs: the valid partial, token-major ([token][row], tile_rows x mc floats) -> workspace;
   // one thread publishes it (CTA barrier, then an acq_rel arrival count); the last arrival sums the cs
   // partials in split order (k ascending), 4 rows per thread, straight to the output.
+  const int tile_id = static_cast<int>(blockIdx.y) * static_cast<int>(gridDim.x / a.cs) + rblock;
   const int pstride = tile_rows * mc;
   float* w = a.ws + static_cast<int64_t>(tile_id) * a.cs * tile;
-  for_tile([&](int rl, int tl, float v) { __stcg(w + crank_t * pstride + tl * tile_rows + rl, v); });
+  for_tile([&](int rl, int tl, float v) { __stcg(w + crank * pstride + tl * tile_rows + rl, v); });
   __syncthreads();
   if (trace && threadIdx.x == 0 && (diag & 256)) stamp(trace, 2);  // (bench: partial stores issued)
   int last = 0;  // (no static shared memory: the dynamic allowance stays at 227 KB)
@@ -902,21 +799,16 @@ inline int sm_count() {
   return cached[dev];
 }
 
-// Workspace a launch needs (floats, counters, flagged words): tiles (row blocks x token chunks) x cs partials
-// of 8 NT x 16 rt_cta floats; one counter per tile; cs x cs shares of ceil(valid elements / cs) words per tile.
-// Nothing when cs == 1.
+// Workspace a launch needs (floats, counters): tiles (row blocks x token chunks) x cs partials of 8 NT x
+// 16 rt_cta floats; one counter per tile. Nothing when cs == 1.
 struct WsNeed {
-  size_t floats = 0, counters = 0, flag_words = 0;
+  size_t floats = 0, counters = 0;
 };
 inline WsNeed ws_need(int m, int rows, int rt_cta, int cs, int nt) {
   if (cs <= 1) return {};
   const size_t rblocks = static_cast<size_t>(((rows + 15) / 16 + rt_cta - 1) / rt_cta);
   const size_t chunks = static_cast<size_t>((m + 8 * nt - 1) / (8 * nt));
-  const size_t tile = static_cast<size_t>(8 * nt) * 16 * rt_cta;
-  const size_t valid = static_cast<size_t>(16 * rt_cta) * std::min(8 * nt, m);  // the first chunk has the most
-  const size_t sh = (valid + cs - 1) / cs;
-  return {rblocks * chunks * static_cast<size_t>(cs) * tile, rblocks * chunks,
-          rblocks * chunks * static_cast<size_t>(cs) * cs * sh};
+  return {rblocks * chunks * static_cast<size_t>(cs) * 8 * nt * 16 * rt_cta, rblocks * chunks};
 }
 
 // One launch: grid (cs * row blocks, token chunks), rt_cta * wk compute warps + 1 producer warp; clusters of cs
@@ -989,50 +881,6 @@ void launch(Args a, cudaStream_t stream) {
       return;
     }
   }
-  // Split K by flagged words (perf-notes step 36) where every CTA of the grid is resident at once: the owners
-  // poll for their peers' words, so a CTA that could not start until another finished would wait forever. A
-  // cooperative launch guarantees residency (or fails); the occupancy check keeps it from failing.
-  if (has_flag_tail<Src, NT>() && a.cs > 1 && a.flags != nullptr && need.flag_words <= a.flags_cap &&
-      !(a.diag & 512)) {
-    static std::mutex mu_f;
-    static std::map<std::pair<size_t, unsigned>, int> per_sm;  // (smem, threads) -> resident CTAs per SM
-    int nb = 0;
-    {
-      std::lock_guard<std::mutex> lock(mu_f);
-      const auto key = std::make_pair(smem, threads);
-      auto it = per_sm.find(key);
-      if (it == per_sm.end()) {
-        RelaxedCapture relaxed;
-        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, kern, static_cast<int>(threads), smem) != cudaSuccess) {
-          cudaGetLastError();
-          nb = 0;
-        }
-        per_sm.emplace(key, nb);
-      } else {
-        nb = it->second;
-      }
-    }
-    if (static_cast<int64_t>(nb) * sm_count() >= static_cast<int64_t>(grid.x) * grid.y) {
-      if (a.diag & 1024) {  // bench: the same tail without the cooperative attribute
-        kern<<<grid, threads, smem, stream>>>(a);
-        check(cudaGetLastError(), "skinny launch");
-        return;
-      }
-      cudaLaunchConfig_t lc{};
-      lc.gridDim = grid;
-      lc.blockDim = dim3(threads, 1, 1);
-      lc.dynamicSmemBytes = smem;
-      lc.stream = stream;
-      cudaLaunchAttribute at[1];
-      at[0].id = cudaLaunchAttributeCooperative;
-      at[0].val.cooperative = 1;
-      lc.attrs = at;
-      lc.numAttrs = 1;
-      check(cudaLaunchKernelEx(&lc, kern, a), "skinny cooperative launch");
-      return;
-    }
-  }
-  a.flags = nullptr;  // split K by arrival count
   kern<<<grid, threads, smem, stream>>>(a);
   check(cudaGetLastError(), "skinny launch");
 }
