@@ -74,7 +74,9 @@ struct Args {
                                      // 8 = no decode (raw bits as A) (1, 2, 8: wrong out); 4 = the producer
                                      // waits until x and the exception offsets are requested (perf-notes step 9);
                                      // 64 = x staged in one phase; 128 = none (the bench kernel as it is);
-                                     // 256 = timeline stamp 2 marks the split-K partial stored (not group 0)
+                                     // 256 = timeline stamp 2 marks the split-K partial stored (not group 0);
+                                     // 8192 = the main loop does not wait for its stages (compute alone; wrong
+                                     // out: the copies are waited for after the loop)
   unsigned long long* trace = nullptr;  // bench only: 8 %globaltimer stamps per CTA (see stamp())
   int max_stages = kMaxStages;       // cap on the ring depth
   int allow_cluster = 1;             // let launch use clusters when the whole grid fits at once
@@ -530,7 +532,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
           xbar += 8u;
           xfirst >>= 8;
         }
-        mbar_wait(bars + 8u * s, ph);
+        if (!(diag & 8192)) mbar_wait(bars + 8u * s, ph);
         const uint32_t empty = bars + 8u * (S + s);
         if (i < n) {
           const uint8_t* slot = smem + ring_off + (s * warps + warp) * kSlot;
@@ -563,6 +565,9 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   // Cluster tail by push: tell the peers this CTA's ring is free (they push their partial shares into it).
   if (push) asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
   if (trace && threadIdx.x == 0) stamp(trace, 3);
+  if ((diag & 8192) && S > 0) {  // bench: the loop ran without waiting for its data; let the copies land now
+    for (int s = 0; s < min(S, n_iter); ++s) mbar_wait(bars + 8u * s, static_cast<uint32_t>(((n_iter - 1 - s) / S) & 1));
+  }
   float* part = reinterpret_cast<float*>(smem);
   if (warp < warps) {
 #pragma unroll
