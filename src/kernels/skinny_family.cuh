@@ -75,8 +75,8 @@ struct Args {
                                      // waits until x and the exception offsets are requested (perf-notes step 9);
                                      // 64 = x staged in one phase; 128 = none (the bench kernel as it is);
                                      // 256 = timeline stamp 2 marks the split-K partial stored (not group 0);
-                                     // 8192 = the main loop does not wait for its stages (compute alone; wrong
-                                     // out: the copies are waited for after the loop)
+                                     // 8192 = the main loop does not wait for its stages (compute alone on stale
+                                     // slots; wrong out: one round of copies, waited for after the loop)
   unsigned long long* trace = nullptr;  // bench only: 8 %globaltimer stamps per CTA (see stamp())
   int max_stages = kMaxStages;       // cap on the ring depth
   int allow_cluster = 1;             // let launch use clusters when the whole grid fits at once
@@ -440,9 +440,10 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     int q = 0;
     uint32_t pph = 0;
     for (int i = 0; i < n_iter; ++i) {
+      if ((diag & 8192) && i >= S) break;  // (bench, compute alone: one round of copies, never reused)
       const unsigned act = __ballot_sync(0xFFFFFFFFu, i < pn);
       if (lane == 0) {
-        mbar_wait(bars + 8u * (S + q), pph ^ 1u);
+        if (!(diag & 8192)) mbar_wait(bars + 8u * (S + q), pph ^ 1u);
         mbar_arrive_expect_tx(bars + 8u * q, static_cast<uint32_t>(__popc(act) * kSlot));
       }
       __syncwarp();
@@ -541,11 +542,11 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
           group(i, b, [&] {
             Src::template lds_half<1>(slot, lane, b);
             __syncwarp();
-            if (lane == 0) mbar_arrive(empty);  // slot read: release it
+            if (lane == 0 && !(diag & 8192)) mbar_arrive(empty);  // slot read: release it
           });
         } else {
           __syncwarp();
-          if (lane == 0) mbar_arrive(empty);
+          if (lane == 0 && !(diag & 8192)) mbar_arrive(empty);
         }
         if (i == 0 && trace && threadIdx.x == 0 && !(diag & 256)) stamp(trace, 2, acc[0][0][0] == 12345.f ? 1ull : 0ull);
         if (++s == S) {
@@ -566,7 +567,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   if (push) asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
   if (trace && threadIdx.x == 0) stamp(trace, 3);
   if ((diag & 8192) && S > 0) {  // bench: the loop ran without waiting for its data; let the copies land now
-    for (int s = 0; s < min(S, n_iter); ++s) mbar_wait(bars + 8u * s, static_cast<uint32_t>(((n_iter - 1 - s) / S) & 1));
+    for (int s = 0; s < min(S, n_iter); ++s) mbar_wait(bars + 8u * s, 0u);  // (the one round of copies)
   }
   float* part = reinterpret_cast<float*>(smem);
   if (warp < warps) {
