@@ -244,12 +244,16 @@ template <int HS>
 __device__ __forceinline__ void patch_half(const Args& a, const WarpExc& x, int g, int g_begin, int blk, int lane,
                                         uint32_t (&r)[1][2][4]) {
   if (x.e_total <= 32) {
-    const int my_grp = ((g_begin >> 2) + x.bi) * 4 + static_cast<int>((x.e >> 16) & 255) / 64;
+    // (the empty asm keeps every use of the entry inside this rare branch: hoisted out of the main loop, the
+    // group index below made the first group wait for the entry's load, perf-notes step 38)
+    uint32_t e = x.e;
+    asm volatile("" : "+r"(e));
+    const int my_grp = ((g_begin >> 2) + x.bi) * 4 + static_cast<int>((e >> 16) & 255) / 64;
     unsigned emask = __ballot_sync(0xFFFFFFFFu, lane < x.e_total && my_grp == g);
     while (emask) {
       const int src = __ffs(emask) - 1;
       emask &= emask - 1;
-      apply_exc<HS>(__shfl_sync(0xFFFFFFFFu, x.e, src), lane, r);
+      apply_exc<HS>(__shfl_sync(0xFFFFFFFFu, e, src), lane, r);
     }
     return;
   }
