@@ -12,7 +12,8 @@
 // "-nodecode" (raw bits as MMA operands), "-xfirst" (the producer waits until x is requested), "-xonephase" (x in
 // one phase), "-benchk" (the bench's kernel instantiation without any experiment: the diagnostic rows run it, the
 // plan and candidate rows the library's), "-S<n>" (ring depth capped at n stages), "-nowait" (the compute alone:
-// the loop does not wait for its stages; wrong results); router: "-notail", "-nomma",
+// the loop does not wait for its stages; wrong results), "-specdec" (the 12-bit decode in the spec's per-register
+// form, as before perf-notes step 39); router: "-notail", "-nomma",
 // "-stream". "timeline" rows: per-CTA %globaltimer stamps (Timer::timeline), plan layout with and without exceptions.
 // Usage: skinny_bench [reps=100] [diag|-] [m list, e.g. 1,8,16,32]; SKINNY_ONLY=<shape> runs that shape alone.
 #include <cublas_v2.h>
@@ -268,7 +269,8 @@ int main(int argc, char** argv) {
       // no reduction, both.
       const std::pair<const char*, int> variants[] = {{"-noexc", 0}, {"-ring", 1}, {"-notail", 2}, {"-ring-notail", 3},
                                                       {"-nodecode", 8}, {"-xfirst", 4}, {"-nocluster", 16},
-                                                      {"-xonephase", 64}, {"-benchk", 128}, {"-nowait", 8192}};
+                                                      {"-xonephase", 64}, {"-benchk", 128}, {"-nowait", 8192},
+                                                      {"-specdec", 16384}, {"-nowait-specdec", 8192 | 16384}};
       for (const auto& [suffix, dg] : variants) {
         solgemm::kernels::PackedView vd = v;
         if (dg == 0) vd.exc_off = d_zero;
@@ -300,15 +302,15 @@ int main(int argc, char** argv) {
       }
       // Timelines of the plan's layout (stamps: x staged, first group, loop done, local, count, out), and of its
       // ring-only variant (no decode, no MMA: the stream and the tail) past m = 8.
-      for (const int dg : {0, 1, -1, 256, 8192}) {  // -1: exception tables emptied; 256: "g0" = split-K partial
-                                                   // stored; 8192: compute alone (no waits for the stages)
+      for (const int dg : {0, 1, -1, 256, 8192, 8192 | 16384}) {  // -1: exception tables emptied; 256: "g0" =
+        // split-K partial stored; 8192: compute alone (no waits for the stages); 16384: the spec's decode
         if (dg == 1 && m <= 8) continue;
         solgemm::kernels::PackedView vt = v;
         vt.diag = dg < 0 ? 0 : dg;
         if (dg < 0) vt.exc_off = d_zero;
         const solgemm::Config c = cfg_of(sh.cands[0], nt);
         const int ctas = c.split_k * static_cast<int>(((sh.rows + 15) / 16 + c.rt_cta - 1) / c.rt_cta);
-        tm.timeline(fmt::format("{} m={} {}{}", sh.name, m, lstr(sh.cands[0]), dg == 256 ? "-g0=stored" : dg == 8192 ? "-nowait" : dg > 0 ? "-ring" : dg < 0 ? "-noexc" : "").c_str(), ctas,
+        tm.timeline(fmt::format("{} m={} {}{}", sh.name, m, lstr(sh.cands[0]), dg == 256 ? "-g0=stored" : dg == 8192 ? "-nowait" : dg == (8192 | 16384) ? "-nowait-specdec" : dg > 0 ? "-ring" : dg < 0 ? "-noexc" : "").c_str(), ctas,
                     trace, [&](unsigned long long* tr) {
                       vt.trace = tr;
                       run_skinny(c, vt, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);

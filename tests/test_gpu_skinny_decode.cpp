@@ -113,4 +113,24 @@ TEST(SkinnyLaunch, LibraryKernelsRejectBenchKnobs) {
   EXPECT_TRUE(rejects([&] { solgemm::kernels::launch_router(cfg, h, nullptr, 1, nullptr, 16, nullptr); }));
 }
 
+// The kernels' decode (one rotate and two masks per k step, shared by the four registers) equals the spec's
+// per-register form (docs/format.md: rotl(W, 4 j) & 0x87008700) on random words and every base.
+TEST(SkinnyDecode, SharedMasksEqualTheSpecForm) {
+  const uint64_t seed = solgemm::testing::test_seed(0x5AB3Du);
+  std::mt19937_64 rng(seed);
+  int64_t bad = 0;
+  for (int base = 1; base + 15 <= 254; ++base) {
+    const uint32_t add = dec::base_add(base);
+    for (int i = 0; i < 4096; ++i) {
+      const uint32_t lo0 = static_cast<uint32_t>(rng()), lo1 = static_cast<uint32_t>(rng());
+      const uint32_t hw = static_cast<uint32_t>(rng());
+      bad += dec::reg12<0>(lo0, lo1, hw, add) != dec::reg12_spec<0>(lo0, lo1, hw, add);
+      bad += dec::reg12<1>(lo0, lo1, hw, add) != dec::reg12_spec<1>(lo0, lo1, hw, add);
+      bad += dec::reg12<2>(lo0, lo1, hw, add) != dec::reg12_spec<2>(lo0, lo1, hw, add);
+      bad += dec::reg12<3>(lo0, lo1, hw, add) != dec::reg12_spec<3>(lo0, lo1, hw, add);
+    }
+  }
+  EXPECT_EQ(bad, 0) << "seed " << seed;
+}
+
 }  // namespace

@@ -39,11 +39,24 @@ SOLGEMM_HD uint32_t rotl(uint32_t w, int s) {
 SOLGEMM_HD uint32_t base_add(int base) { return (static_cast<uint32_t>(base) << 7) * 0x00010001u; }
 
 // Register j (0..3) of one k step: lo0 = low bytes of registers 0, 1; lo1 = of registers 2, 3; hw = high word.
+// The spec's form is prmt(lo, rotl(hw, 4 j) & 0x87008700, sel_j) + add (docs/format.md). Equivalent and cheaper:
+// every byte of hw & 0x87878787 is one half's sign | c >> 1 in place (bytes 1, 3: register 0; bytes 0, 2:
+// register 2), and likewise every byte of rotl(hw, 4) & 0x87878787 (bytes 1, 3: register 1; 0, 2: register 3),
+// so one k step needs one rotate and two masks (shared by the four registers), not three and four
+// (perf-notes step 39). The selectors pick those bytes.
 template <int J>
 SOLGEMM_HD uint32_t reg12(uint32_t lo0, uint32_t lo1, uint32_t hw, uint32_t add) {
   const uint32_t lo = J < 2 ? lo0 : lo1;
-  const uint32_t h = rotl(hw, 4 * J) & 0x87008700u;
+  const uint32_t h = ((J & 1) ? rotl(hw, 4) : hw) & 0x87878787u;  // the same value for J and J ^ 2
   // byte 0 <- low byte of half 0, byte 1 <- high byte of half 0 (sign, c >> 1), bytes 2, 3 likewise half 1.
+  constexpr uint32_t sel = J == 0 ? 0x7150u : J == 1 ? 0x7352u : J == 2 ? 0x6140u : 0x6342u;
+  return byte_perm(lo, h, sel) + add;
+}
+// The spec's form, kept for the bench's comparison (perf-notes step 39) and as the tests' second opinion.
+template <int J>
+SOLGEMM_HD uint32_t reg12_spec(uint32_t lo0, uint32_t lo1, uint32_t hw, uint32_t add) {
+  const uint32_t lo = J < 2 ? lo0 : lo1;
+  const uint32_t h = rotl(hw, 4 * J) & 0x87008700u;
   constexpr uint32_t sel = (J & 1) ? 0x7352u : 0x7150u;
   return byte_perm(lo, h, sel) + add;
 }

@@ -75,6 +75,7 @@ struct Args {
                                      // waits until x and the exception offsets are requested (perf-notes step 9);
                                      // 64 = x staged in one phase; 128 = none (the bench kernel as it is);
                                      // 256 = timeline stamp 2 marks the split-K partial stored (not group 0);
+                                     // 16384 = the spec's per-register 12-bit decode (3 rotates, 4 masks per step);
                                      // 8192 = the main loop does not wait for its stages (compute alone on stale
                                      // slots; wrong out: one round of copies, waited for after the loop)
   unsigned long long* trace = nullptr;  // bench only: 8 %globaltimer stamps per CTA (see stamp())
@@ -132,16 +133,24 @@ struct Dec12 {
     if (HS == 0) b[2] = lds16(slot, 2, lane);
   }
   // Half a group: k steps 2 HS and 2 HS + 1 (low bytes in chunk HS, high words in chunk 2).
-  template <int HS>
+  // kSpec (bench only, diag & 16384): the spec's per-register form of the decode (perf-notes step 39)
+  template <int HS, bool kSpec = false>
   __device__ static void decode(const uint4 (&b)[kLoads], uint32_t add, uint32_t (&r)[kTerms][2][4]) {
     const uint32_t lo[2][2] = {{b[HS].x, b[HS].y}, {b[HS].z, b[HS].w}};
     const uint32_t hw[2] = {HS ? b[2].z : b[2].x, HS ? b[2].w : b[2].y};
 #pragma unroll
     for (int s = 0; s < 2; ++s) {
-      r[0][s][0] = decode::reg12<0>(lo[s][0], lo[s][1], hw[s], add);
-      r[0][s][1] = decode::reg12<1>(lo[s][0], lo[s][1], hw[s], add);
-      r[0][s][2] = decode::reg12<2>(lo[s][0], lo[s][1], hw[s], add);
-      r[0][s][3] = decode::reg12<3>(lo[s][0], lo[s][1], hw[s], add);
+      if constexpr (kSpec) {
+        r[0][s][0] = decode::reg12_spec<0>(lo[s][0], lo[s][1], hw[s], add);
+        r[0][s][1] = decode::reg12_spec<1>(lo[s][0], lo[s][1], hw[s], add);
+        r[0][s][2] = decode::reg12_spec<2>(lo[s][0], lo[s][1], hw[s], add);
+        r[0][s][3] = decode::reg12_spec<3>(lo[s][0], lo[s][1], hw[s], add);
+      } else {
+        r[0][s][0] = decode::reg12<0>(lo[s][0], lo[s][1], hw[s], add);
+        r[0][s][1] = decode::reg12<1>(lo[s][0], lo[s][1], hw[s], add);
+        r[0][s][2] = decode::reg12<2>(lo[s][0], lo[s][1], hw[s], add);
+        r[0][s][3] = decode::reg12<3>(lo[s][0], lo[s][1], hw[s], add);
+      }
     }
   }
 };
@@ -162,7 +171,7 @@ struct RawT {
       b[4 * t + 2 * HS + 1] = lds16(slot, 4 * t + 2 * HS + 1, lane);
     }
   }
-  template <int HS>
+  template <int HS, bool kSpec = false>
   __device__ static void decode(const uint4 (&b)[kLoads], uint32_t, uint32_t (&r)[kTerms][2][4]) {
 #pragma unroll
     for (int t = 0; t < T; ++t)
@@ -285,6 +294,8 @@ __device__ __forceinline__ void half_step(const Args& a, const uint4 (&b)[Src::k
       for (int s = 0; s < 2; ++s)
 #pragma unroll
         for (int j = 0; j < 4; ++j) r[t][s][j] = reinterpret_cast<const uint32_t*>(b)[(t * 8 + s * 4 + j) % (4 * Src::kLoads)];
+  } else if (diag & 16384) {  // bench: the spec's per-register decode (perf-notes step 39)
+    Src::template decode<HS, true>(b, a.base_add, r);
   } else {
     Src::template decode<HS>(b, a.base_add, r);
   }
