@@ -542,10 +542,6 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
       uint32_t xfirst = 0, xbar = xbars;
       for (int p = XP - 1; p >= 0; --p) xfirst = (xfirst << 8) | static_cast<uint32_t>(xgb(p));
       if (XP == 0) xfirst = 0xFFu;  // (no phases: never matches, gpw <= 112)
-      // Two groups per trip for the BF16 policies (perf-notes step 40: the loop is compute-bound; the hi + lo
-      // variants have no registers for it)
-      constexpr int kUnroll = Src::kTerms == 1 ? 2 : 1;
-#pragma unroll kUnroll
       for (int i = 0; i < n_iter; ++i) {
         if (kXPh && static_cast<uint32_t>(i) == (xfirst & 0xFFu)) {  // this group's x columns have landed
           mbar_wait(xbar, 0);
