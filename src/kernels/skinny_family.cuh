@@ -75,9 +75,9 @@ struct Args {
                                      // waits until x and the exception offsets are requested (perf-notes step 9);
                                      // 64 = x staged in one phase; 128 = none (the bench kernel as it is);
                                      // 256 = timeline stamp 2 marks the split-K partial stored (not group 0);
-                                     // 16384 = the spec's per-register 12-bit decode (3 rotates, 4 masks per step);
                                      // 8192 = the main loop does not wait for its stages (compute alone on stale
-                                     // slots; wrong out: one round of copies, waited for after the loop)
+                                     // slots; wrong out: one round of copies, waited for after the loop);
+                                     // 16384 = the spec's per-register 12-bit decode (3 rotates, 4 masks per step)
   unsigned long long* trace = nullptr;  // bench only: 8 %globaltimer stamps per CTA (see stamp())
   int max_stages = kMaxStages;       // cap on the ring depth
   int allow_cluster = 1;             // let launch use clusters when the whole grid fits at once
