@@ -12,10 +12,11 @@
 // "-nodecode" (raw bits as MMA operands), "-xfirst" (the producer waits until x is requested), "-xonephase" (x in
 // one phase), "-benchk" (the bench's kernel instantiation without any experiment: the diagnostic rows run it, the
 // plan and candidate rows the library's), "-S<n>" (ring depth capped at n stages), "-nowait" (the compute alone:
-// the loop does not wait for its stages; wrong results), "-specdec" (the 12-bit decode in the spec's per-register
-// form, as before perf-notes step 39); router: "-notail", "-nomma",
+// the loop does not wait for its stages; wrong results), "-iadd" (the 12-bit decode in the true domain, an IADD
+// per register, as before perf-notes step 42); router: "-notail", "-nomma",
 // "-stream". "timeline" rows: per-CTA %globaltimer stamps (Timer::timeline), plan layout with and without exceptions.
-// Usage: skinny_bench [reps=100] [diag|-] [m list, e.g. 1,8,16,32]; SKINNY_ONLY=<shape> runs that shape alone.
+// Usage: skinny_bench [reps=100] [diag|-] [m list, e.g. 1,8,16,32]; SKINNY_ONLY=<shape> runs that shape alone,
+// SKINNY_QUICK=1 fewer diagnostic rows.
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <fmt/format.h>
@@ -153,7 +154,7 @@ int main(int argc, char** argv) {
       {"o", 8192, 1024, 8192, {{1, 4, 4, 4}, {1, 2, 4, 4}, {2, 4, 2, 4}, {2, 2, 4, 2}}},
       // no split / 2-way split: whole (half) K per CTA, x of m <= 8 (16) tokens over the whole k range
       // 8-warp CTAs, two per SM (256 CTAs): the grid fits as clusters of cs (DSMEM split-K reduction)
-      {"pooler", 4096, 8192, 4096, {{8, 16, 1, 16}, {8, 8, 1, 16}, {4, 8, 2, 16}}},
+      {"pooler", 4096, 8192, 4096, {{8, 16, 1, 16}, {8, 8, 1, 16}, {1, 2, 8, 16}}},
       {"unpooler", 8192, 4096, 8192, {{4, 16, 1, 16}, {4, 8, 1, 16}, {1, 4, 4, 16}}},
       // 8-warp CTAs, two per SM, clusters of 2 / 4 (the router's structure)
       {"unpool_1024", 8192, 4096, 1024, {{4, 2, 8, 2}, {4, 1, 8, 2}, {2, 1, 8, 4}, {4, 2, 4, 4}, {2, 2, 8, 2}}},
@@ -191,6 +192,8 @@ int main(int argc, char** argv) {
               "GB/s", "rel_vs_1st");
   // SKINNY_ONLY=<shape name>: that shape alone, no router section (for a profiler run).
   const char* only = std::getenv("SKINNY_ONLY");
+  // SKINNY_QUICK=1: of the diagnostic rows only -noexc, -ring-notail, -nowait, -iadd, -nowait-iadd; no ring caps.
+  const bool quick = std::getenv("SKINNY_QUICK") != nullptr;
   for (const Shape& sh : shapes) {
     if (only && std::string(only) != sh.name) continue;
     __nv_bfloat16* dw;
@@ -270,8 +273,9 @@ int main(int argc, char** argv) {
       const std::pair<const char*, int> variants[] = {{"-noexc", 0}, {"-ring", 1}, {"-notail", 2}, {"-ring-notail", 3},
                                                       {"-nodecode", 8}, {"-xfirst", 4}, {"-nocluster", 16},
                                                       {"-xonephase", 64}, {"-benchk", 128}, {"-nowait", 8192},
-                                                      {"-specdec", 16384}, {"-nowait-specdec", 8192 | 16384}};
+                                                      {"-iadd", 16384}, {"-nowait-iadd", 8192 | 16384}};
       for (const auto& [suffix, dg] : variants) {
+        if (quick && dg != 0 && dg != 3 && dg != 8192 && dg != 16384 && dg != (8192 | 16384)) continue;
         solgemm::kernels::PackedView vd = v;
         if (dg == 0) vd.exc_off = d_zero;
         vd.diag = dg & ~16;
@@ -284,6 +288,7 @@ int main(int argc, char** argv) {
                     us, ceil_us, us / ceil_us, bytes / (us * 1e3), "-");
       }
       for (int st : {1, 2, 3, 4, 6}) {  // ring depth cap
+        if (quick) break;
         solgemm::kernels::PackedView vt = v;
         vt.max_stages = st;
         const solgemm::Config c = cfg_of(sh.cands[0], nt);
@@ -304,13 +309,13 @@ int main(int argc, char** argv) {
       // ring-only variant (no decode, no MMA: the stream and the tail) past m = 8.
       for (const int dg : {0, 1, -1, 256, 8192, 8192 | 16384}) {  // -1: exception tables emptied; 256: "g0" =
         // split-K partial stored; 8192: compute alone (no waits for the stages); 16384: the spec's decode
-        if (dg == 1 && m <= 8) continue;
+        if ((dg == 1 && m <= 8) || (quick && dg != 0 && dg != 8192)) continue;
         solgemm::kernels::PackedView vt = v;
         vt.diag = dg < 0 ? 0 : dg;
         if (dg < 0) vt.exc_off = d_zero;
         const solgemm::Config c = cfg_of(sh.cands[0], nt);
         const int ctas = c.split_k * static_cast<int>(((sh.rows + 15) / 16 + c.rt_cta - 1) / c.rt_cta);
-        tm.timeline(fmt::format("{} m={} {}{}", sh.name, m, lstr(sh.cands[0]), dg == 256 ? "-g0=stored" : dg == 8192 ? "-nowait" : dg == (8192 | 16384) ? "-nowait-specdec" : dg > 0 ? "-ring" : dg < 0 ? "-noexc" : "").c_str(), ctas,
+        tm.timeline(fmt::format("{} m={} {}{}", sh.name, m, lstr(sh.cands[0]), dg == 256 ? "-g0=stored" : dg == 8192 ? "-nowait" : dg == (8192 | 16384) ? "-nowait-iadd" : dg > 0 ? "-ring" : dg < 0 ? "-noexc" : "").c_str(), ctas,
                     trace, [&](unsigned long long* tr) {
                       vt.trace = tr;
                       run_skinny(c, vt, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);

@@ -6,6 +6,7 @@
 #include <optional>
 #include <vector>
 
+#include "kernels/decode.hpp"
 #include "kernels/kernels.hpp"
 #include "solgemm/format.hpp"
 #include "solgemm/plan.hpp"
@@ -142,12 +143,21 @@ Weights Weights::prepare(const void* d_W, DType wt, int64_t n, int64_t k, cudaSt
     format::EncodeOptions eo;
     eo.allow12 = opt.compress;
     format::Packed pk = format::encode_bf16(reinterpret_cast<const uint16_t*>(host.data()), n, k, eo);
+    // The skinny kernels decode in the coded domain (true * 2^d, kernels/decode.hpp): a matrix it cannot hold
+    // exactly (a weight pushed past the largest exponent, or a base above 224) is stored at 16 bits instead.
+    std::string note;
+    if (pk.code == format::Code::bits12 && !kernels::decode::coded_ok(pk.base, pk.exc.data(), pk.exc.size())) {
+      note = fmt::format(" (16 bits: the 12-bit code's base {} and its exceptions do not fit the kernels' coded "
+                         "domain)", pk.base);
+      eo.allow12 = false;
+      pk = format::encode_bf16(reinterpret_cast<const uint16_t*>(host.data()), n, k, eo);
+    }
     impl->packed.upload(pk.data.data(), pk.data.size(), stream, "prepare: uploading packed weights");
     impl->exc_off.upload(pk.exc_off.data(), pk.exc_off.size() * 4, stream, "prepare: uploading exceptions");
     impl->exc.upload(pk.exc.data(), pk.exc.size() * 4, stream, "prepare: uploading exceptions");
     impl->storage = pk.code == format::Code::bits12 ? Storage::packed12 : Storage::packed16;
     impl->bits = pk.bits_per_weight();
-    impl->desc = pk.describe();
+    impl->desc = pk.describe() + note;
     check_cuda(cudaStreamSynchronize(stream), "prepare: synchronising");
     pk.data.clear();
     pk.data.shrink_to_fit();

@@ -182,6 +182,34 @@ TEST(Skinny, Fallback16Adversarial) {
   check_case(dw.p, hw, c, seed);
 }
 
+// The kernels decode in the coded domain (true * 2^d, d = A - base: kernels/decode.hpp). A matrix it cannot hold
+// exactly is stored at 16 bits by prepare: (a) base 97 (d = 15) with a few weights of exponent 240 (pushed past
+// 254), (b) a base above 224 (weights around 2^110). Both must say why, and compute exactly as before.
+TEST(Skinny, CodedDomainFallback16) {
+  SOLGEMM_REQUIRE_GPU();
+  const uint64_t seed = solgemm::testing::test_seed(0xC0Du);
+  const int64_t n = 512, k = 2048;
+  for (int variant = 0; variant < 2; ++variant) {
+    SCOPED_TRACE(variant == 0 ? "base 97 + outliers at 2^113" : "base above 224");
+    Dev<__nv_bfloat16> dw(static_cast<size_t>(n * k));
+    skt::gen_bf16<<<1024, 256>>>(dw.p, n * k, seed + variant, variant == 0 ? std::ldexp(0.02f, -11) : std::ldexp(1.f, 110));
+    SKT_CK(cudaDeviceSynchronize());
+    std::vector<uint16_t> hw =
+        Dev<uint16_t>::get_from(reinterpret_cast<uint16_t*>(dw.p), static_cast<size_t>(n * k));
+    if (variant == 0)
+      for (int i = 0; i < 20; ++i) hw[static_cast<size_t>(skt::mix(seed + 31 * i) % (n * k))] = (i & 1) ? 0x7800 : 0xF855;
+    SKT_CK(cudaMemcpy(dw.p, hw.data(), hw.size() * 2, cudaMemcpyHostToDevice));
+    {
+      solgemm::PrepareOptions opt;
+      opt.kernel = "skinny";
+      auto w = solgemm::Weights::prepare(dw.p, solgemm::DType::bf16, n, k, nullptr, opt);
+      EXPECT_NE(w.description().find("coded domain"), std::string::npos) << w.description();
+    }
+    Case c{n, k, n, {}, "16-bit", {1, 8, 17, 64}};
+    check_case(dw.p, hw, c, seed + variant);
+  }
+}
+
 // compress = false: the 16-bit layout on a normal matrix (the o layer's shape).
 TEST(Skinny, Fallback16NoCompress) {
   SOLGEMM_REQUIRE_GPU();

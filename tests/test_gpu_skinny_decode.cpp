@@ -3,6 +3,7 @@
 // placed through exc_slot) and compare with the original bits.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <string>
@@ -71,6 +72,83 @@ TEST(SkinnyDecode, MatchesOriginalBits) {
             }
     }
   EXPECT_EQ(bad, 0) << "decoded weights differ from the original; seed " << seed;
+}
+
+// The kernels' coded domain (decode.hpp, perf-notes step 42): with A = base rounded up to 16 and d = A - base,
+// every decoded slot (coded weights by the OR form, exceptions through coded_exc_bits) is the true weight times
+// 2^d exactly, for matrices at many bases (scaled distributions) with zeros, subnormals, Inf and NaN sprinkled.
+TEST(SkinnyDecode, CodedDomainIsTrueTimesPowerOfTwo) {
+  const uint64_t seed = solgemm::testing::test_seed(0xC0DEDu);
+  std::mt19937_64 rng(seed);
+  const uint16_t specials[] = {0x0000, 0x8000, 0x0001, 0x807F, 0x0080, 0x7F80, 0xFF80, 0x7FC1, 0x4480, 0xC2F7};
+  int tried = 0;
+  for (int sh : {-130, -120, -100, -60, -11, -6, 0, 1, 5, 40, 90, 97, 100, 110}) {
+    std::normal_distribution<float> nd(0.f, std::ldexp(0.02f, sh / 2) * std::ldexp(1.f, sh - sh / 2));
+    const int64_t n = 77, k = 600;  // partial row tile, group and block; room for the specials (< 1/1024)
+    std::vector<uint16_t> w(static_cast<size_t>(n * k));
+    for (auto& v : w) v = fmt_::f32_to_bf16_rn(nd(rng));
+    for (int i = 0; i < 10; ++i) w[rng() % w.size()] = specials[i];
+    const fmt_::Packed p = fmt_::encode_bf16(w.data(), n, k);
+    if (p.code != fmt_::Code::bits12) continue;
+    const bool ok = dec::coded_ok(p.base, p.exc.data(), p.exc.size());
+    EXPECT_EQ(ok, p.base <= dec::kCodedMaxA) << "base " << p.base << "; seed " << seed;
+    if (!ok) continue;
+    ++tried;
+    const int ca = dec::coded_a(p.base), d = ca - p.base;
+    ASSERT_EQ(ca % 16, 0);
+    ASSERT_TRUE(d >= 0 && d < 16);
+    const uint32_t orv = dec::coded_or(ca);
+    const float scale = std::ldexp(1.f, d);
+    int64_t bad = 0;
+    for (int64_t rt = 0; rt < p.row_tiles; ++rt)
+      for (int64_t kg = 0; kg < p.k_groups; ++kg) {
+        const uint8_t* g = p.data.data() + (rt * p.k_groups + kg) * fmt_::kBytes12;
+        uint32_t r[32][4][4];
+        for (int lane = 0; lane < 32; ++lane)
+          for (int s = 0; s < 4; ++s) {
+            const uint32_t lo0 = le32(g + (s >> 1) * 512 + lane * 16 + (s & 1) * 8);
+            const uint32_t lo1 = le32(g + (s >> 1) * 512 + lane * 16 + (s & 1) * 8 + 4);
+            const uint32_t hw = le32(g + 1024 + lane * 16 + s * 4);
+            r[lane][s][0] = dec::reg12_coded<0>(lo0, lo1, hw, orv);
+            r[lane][s][1] = dec::reg12_coded<1>(lo0, lo1, hw, orv);
+            r[lane][s][2] = dec::reg12_coded<2>(lo0, lo1, hw, orv);
+            r[lane][s][3] = dec::reg12_coded<3>(lo0, lo1, hw, orv);
+          }
+        const int64_t b = rt * p.k_blocks + kg / 4;
+        for (uint32_t q = p.exc_off[b]; q < p.exc_off[b + 1]; ++q) {
+          const dec::ExcSlot sl = dec::exc_slot(p.exc[q]);
+          if (sl.group_in_block != kg % 4) continue;
+          uint32_t& reg = r[sl.lane][sl.step][sl.reg];
+          reg = dec::patch_half(reg, sl.half, dec::coded_exc_bits(p.exc[q] & 0xFFFFu, scale));
+        }
+        for (int lane = 0; lane < 32; ++lane)
+          for (int s = 0; s < 4; ++s)
+            for (int j = 0; j < 4; ++j)
+              for (int h = 0; h < 2; ++h) {
+                const fmt_::Pos pos = fmt_::frag_pos(lane, s, j, h);
+                const int64_t row = rt * 16 + pos.row, col = kg * 64 + pos.k;
+                if (row >= n || col >= k) continue;
+                const uint16_t got = static_cast<uint16_t>(r[lane][s][j] >> (16 * h));
+                const uint16_t want = w[static_cast<size_t>(row * k + col)];
+                const float gv = fmt_::bf16_to_f32(got) / scale, wv = fmt_::bf16_to_f32(want);
+                const bool same = std::isnan(wv) ? std::isnan(gv) : (gv == wv && std::signbit(gv) == std::signbit(wv));
+                bad += !same || got != dec::coded_exc_bits(want, scale);
+              }
+      }
+    EXPECT_EQ(bad, 0) << "coded slots differ from true * 2^" << d << " (base " << p.base << "); seed " << seed;
+  }
+  EXPECT_GE(tried, 8) << "seed " << seed;
+  // What coded_ok refuses: a normal weight pushed past exponent 254, or a base above 224.
+  EXPECT_TRUE(dec::coded_exc_exact(0x7F00u, 0));    // exponent 254, d = 0
+  EXPECT_FALSE(dec::coded_exc_exact(0x7F00u, 1));
+  EXPECT_TRUE(dec::coded_exc_exact(0x7800u, 14));   // 240 + 14
+  EXPECT_FALSE(dec::coded_exc_exact(0x7800u, 15));
+  const uint32_t e1[] = {0x7800u}, e2[] = {0x0001u, 0x7F80u, 0x8000u};
+  EXPECT_FALSE(dec::coded_ok(97, e1, 1));  // d = 15
+  EXPECT_TRUE(dec::coded_ok(98, e1, 1));   // d = 14
+  EXPECT_TRUE(dec::coded_ok(108, e2, 3));
+  EXPECT_TRUE(dec::coded_ok(224, nullptr, 0));
+  EXPECT_FALSE(dec::coded_ok(225, nullptr, 0));
 }
 
 TEST(SkinnyDecode, BytePermMatchesPtxSemantics) {

@@ -61,6 +61,54 @@ SOLGEMM_HD uint32_t reg12_spec(uint32_t lo0, uint32_t lo1, uint32_t hw, uint32_t
   return byte_perm(lo, h, sel) + add;
 }
 
+// ---- The coded domain (the skinny kernels' decode, perf-notes step 42) ----------------------------------------
+// With A = base rounded up to a multiple of 16, the exponent A + c has A's bits 7..4 and c's bits 3..0, so the
+// add of the true-domain decode becomes an OR that the mask's LOP3 does for free:
+//     h = (hw & 0x87878787) | coded_or(A)    (bytes: sign | A >> 1 | c >> 1, i.e. exponent A + c)
+// and a decoded weight is true * 2^d, d = A - base in 0..15. The kernel scales its FP32 sums by 2^-d (exact:
+// a power of two), and patches an exception as true * 2^d (exact for every zero, subnormal, Inf and NaN, and
+// for normal weights whose exponent + d stays <= 254; coded_ok checks a whole matrix). The padding placeholder
+// decodes to 2^(A + 15 - 127), finite for A <= 224.
+inline constexpr int kCodedMaxA = 224;
+SOLGEMM_HD int coded_a(int base) { return (base + 15) & ~15; }
+SOLGEMM_HD uint32_t coded_or(int a) { return (static_cast<uint32_t>(a) >> 1) * 0x01010101u; }
+template <int J>
+SOLGEMM_HD uint32_t reg12_coded(uint32_t lo0, uint32_t lo1, uint32_t hw, uint32_t orv) {
+  const uint32_t lo = J < 2 ? lo0 : lo1;
+  const uint32_t h = (((J & 1) ? rotl(hw, 4) : hw) & 0x87878787u) | orv;  // one LOP3: (a & imm) | b
+  constexpr uint32_t sel = J == 0 ? 0x7150u : J == 1 ? 0x7352u : J == 2 ? 0x6140u : 0x6342u;
+  return byte_perm(lo, h, sel);
+}
+// An exception's true BF16 bits -> its coded-domain bits (true * 2^d), through FP32 (same exponent range as
+// BF16, 16 more mantissa bits: the product is exact, and so is the truncation when the value fits BF16).
+SOLGEMM_HD uint32_t coded_exc_bits(uint32_t bits, float scale /* 2^d */) {
+#ifdef __CUDA_ARCH__
+  return __float_as_uint(__uint_as_float(bits << 16) * scale) >> 16;
+#else
+  float f;
+  const uint32_t u = bits << 16;
+  __builtin_memcpy(&f, &u, 4);
+  f *= scale;
+  uint32_t r;
+  __builtin_memcpy(&r, &f, 4);
+  return r >> 16;
+#endif
+}
+// Can the coded domain hold this exception exactly? Only a normal weight pushed past exponent 254 cannot.
+SOLGEMM_HD bool coded_exc_exact(uint32_t bits, int d) {
+  const int e = static_cast<int>((bits >> 7) & 0xFF);
+  return e == 0 || e == 255 || e + d <= 254;
+}
+
+// A whole matrix: base and exception entries (format.hpp) -> may the coded-domain kernels run it?
+inline bool coded_ok(int base, const uint32_t* exc, size_t count) {
+  if (base < 1 || coded_a(base) > kCodedMaxA) return false;
+  const int d = coded_a(base) - base;
+  for (size_t i = 0; i < count; ++i)
+    if (!coded_exc_exact(exc[i] & 0xFFFFu, d)) return false;
+  return true;
+}
+
 // Replace half `h` of an A register by the exception's true BF16 bits.
 SOLGEMM_HD uint32_t patch_half(uint32_t r, int h, uint32_t bits) {
   return h ? ((r & 0x0000FFFFu) | (bits << 16)) : ((r & 0xFFFF0000u) | bits);

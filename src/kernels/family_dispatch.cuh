@@ -3,6 +3,8 @@
 // instantiates kBench = true, whose kernels honour the views' diagnostic knobs (diag, trace).
 #pragma once
 
+#include <cmath>
+
 #include "kernels.hpp"
 #include "skinny_family.cuh"
 
@@ -61,6 +63,16 @@ void skinny_dispatch(const Config& cfg, const PackedView& w, const __nv_bfloat16
   a.base_add = decode::base_add(w.base);
   a.k_blocks = static_cast<int>(w.k_blocks);
   apply_bench_knobs<kBench>(a, w);
+  if (w.bits12) {  // the coded domain (decode.hpp); prepare checked coded_ok, or stored the matrix at 16 bits
+    const int ca = decode::coded_a(w.base), d = ca - w.base;
+    if (w.base < 1 || ca > decode::kCodedMaxA)
+      throw Error(fmt::format("solgemm: skinny: exponent base {} outside 1..{} (the coded-domain decode)", w.base,
+                              decode::kCodedMaxA));
+    a.dec_or = decode::coded_or(ca);
+    const bool true_domain = (a.diag & 16384) != 0;  // (bench: the IADD decode, perf-notes step 39)
+    a.exc_scale = true_domain ? 1.f : std::ldexp(1.f, d);
+    a.out_scale = true_domain ? 1.f : std::ldexp(1.f, -d);
+  }
   if (w.bits12)
     skinny_src<Dec12, kBench>(cfg, a, stream);
   else

@@ -57,7 +57,10 @@ struct Args {
   const uint8_t* w2 = nullptr;       // lo2 (router, exact)
   const uint32_t* exc_off = nullptr;
   const uint32_t* exc = nullptr;
-  uint32_t base_add = 0;             // (base << 7) * 0x10001 (Dec12)
+  uint32_t base_add = 0;             // (base << 7) * 0x10001 (Dec12, true domain: bench diag & 16384 only)
+  uint32_t dec_or = 0;               // Dec12 coded domain (decode.hpp): coded_or(A), A = base rounded up to 16
+  float exc_scale = 1.f;             // 2^d, d = A - base: an exception's true bits -> coded bits
+  float out_scale = 1.f;             // 2^-d: the coded sums -> true sums (exact, a power of two)
   const __nv_bfloat16* x = nullptr;  // m x K
   void* out = nullptr;               // m x rows
   int m = 0, rows = 0, k = 0;
@@ -77,7 +80,8 @@ struct Args {
                                      // 256 = timeline stamp 2 marks the split-K partial stored (not group 0);
                                      // 8192 = the main loop does not wait for its stages (compute alone on stale
                                      // slots; wrong out: one round of copies, waited for after the loop);
-                                     // 16384 = the spec's per-register 12-bit decode (3 rotates, 4 masks per step)
+                                     // 16384 = the true-domain 12-bit decode (IADD of base << 7 per
+                                     // register, perf-notes step 39) instead of the coded domain (step 42)
   unsigned long long* trace = nullptr;  // bench only: 8 %globaltimer stamps per CTA (see stamp())
   int max_stages = kMaxStages;       // cap on the ring depth
   int allow_cluster = 1;             // let launch use clusters when the whole grid fits at once
@@ -132,24 +136,25 @@ struct Dec12 {
     b[HS] = lds16(slot, HS, lane);
     if (HS == 0) b[2] = lds16(slot, 2, lane);
   }
-  // Half a group: k steps 2 HS and 2 HS + 1 (low bytes in chunk HS, high words in chunk 2).
-  // kSpec (bench only, diag & 16384): the spec's per-register form of the decode (perf-notes step 39)
-  template <int HS, bool kSpec = false>
-  __device__ static void decode(const uint4 (&b)[kLoads], uint32_t add, uint32_t (&r)[kTerms][2][4]) {
+  // Half a group: k steps 2 HS and 2 HS + 1 (low bytes in chunk HS, high words in chunk 2), in the coded
+  // domain (decode.hpp: one rotate, two LOP3 and four PRMT per k step; the sums are scaled by 2^-d after the
+  // loop). kTrue (bench only, diag & 16384): the true-domain form with an IADD per register (perf-notes step 39).
+  template <int HS, bool kTrue = false>
+  __device__ static void decode(const uint4 (&b)[kLoads], const Args& a, uint32_t (&r)[kTerms][2][4]) {
     const uint32_t lo[2][2] = {{b[HS].x, b[HS].y}, {b[HS].z, b[HS].w}};
     const uint32_t hw[2] = {HS ? b[2].z : b[2].x, HS ? b[2].w : b[2].y};
 #pragma unroll
     for (int s = 0; s < 2; ++s) {
-      if constexpr (kSpec) {
-        r[0][s][0] = decode::reg12_spec<0>(lo[s][0], lo[s][1], hw[s], add);
-        r[0][s][1] = decode::reg12_spec<1>(lo[s][0], lo[s][1], hw[s], add);
-        r[0][s][2] = decode::reg12_spec<2>(lo[s][0], lo[s][1], hw[s], add);
-        r[0][s][3] = decode::reg12_spec<3>(lo[s][0], lo[s][1], hw[s], add);
+      if constexpr (kTrue) {
+        r[0][s][0] = decode::reg12<0>(lo[s][0], lo[s][1], hw[s], a.base_add);
+        r[0][s][1] = decode::reg12<1>(lo[s][0], lo[s][1], hw[s], a.base_add);
+        r[0][s][2] = decode::reg12<2>(lo[s][0], lo[s][1], hw[s], a.base_add);
+        r[0][s][3] = decode::reg12<3>(lo[s][0], lo[s][1], hw[s], a.base_add);
       } else {
-        r[0][s][0] = decode::reg12<0>(lo[s][0], lo[s][1], hw[s], add);
-        r[0][s][1] = decode::reg12<1>(lo[s][0], lo[s][1], hw[s], add);
-        r[0][s][2] = decode::reg12<2>(lo[s][0], lo[s][1], hw[s], add);
-        r[0][s][3] = decode::reg12<3>(lo[s][0], lo[s][1], hw[s], add);
+        r[0][s][0] = decode::reg12_coded<0>(lo[s][0], lo[s][1], hw[s], a.dec_or);
+        r[0][s][1] = decode::reg12_coded<1>(lo[s][0], lo[s][1], hw[s], a.dec_or);
+        r[0][s][2] = decode::reg12_coded<2>(lo[s][0], lo[s][1], hw[s], a.dec_or);
+        r[0][s][3] = decode::reg12_coded<3>(lo[s][0], lo[s][1], hw[s], a.dec_or);
       }
     }
   }
@@ -171,8 +176,8 @@ struct RawT {
       b[4 * t + 2 * HS + 1] = lds16(slot, 4 * t + 2 * HS + 1, lane);
     }
   }
-  template <int HS, bool kSpec = false>
-  __device__ static void decode(const uint4 (&b)[kLoads], uint32_t, uint32_t (&r)[kTerms][2][4]) {
+  template <int HS, bool kTrue = false>
+  __device__ static void decode(const uint4 (&b)[kLoads], const Args&, uint32_t (&r)[kTerms][2][4]) {
 #pragma unroll
     for (int t = 0; t < T; ++t)
 #pragma unroll
@@ -208,16 +213,18 @@ __device__ __forceinline__ void store_out(__nv_bfloat16* o, int64_t i, float v) 
 __device__ __forceinline__ void store_out(float* o, int64_t i, float v) { o[i] = v; }
 
 // Apply one exception entry (broadcast to the warp) to the decoded registers of half HS of the group.
+// The entry holds true bits; the slot takes them in the coded domain (true * 2^d: `scale`, exact, decode.hpp).
 template <int HS>
-__device__ __forceinline__ void apply_exc(uint32_t e, int lane, uint32_t (&r)[1][2][4]) {
+__device__ __forceinline__ void apply_exc(uint32_t e, int lane, float scale, uint32_t (&r)[1][2][4]) {
   const decode::ExcSlot sl = decode::exc_slot(e);
   if (lane == sl.lane && (sl.step >> 1) == HS) {
     const int sel = (sl.step & 1) * 4 + sl.reg;
+    const uint32_t bits = decode::coded_exc_bits(e & 0xFFFFu, scale);
 #pragma unroll
     for (int s = 0; s < 2; ++s)
 #pragma unroll
       for (int j = 0; j < 4; ++j)
-        if (s * 4 + j == sel) r[0][s][j] = decode::patch_half(r[0][s][j], sl.half, e & 0xFFFFu);
+        if (s * 4 + j == sel) r[0][s][j] = decode::patch_half(r[0][s][j], sl.half, bits);
   }
 }
 
@@ -262,7 +269,7 @@ __device__ __forceinline__ void patch_half(const Args& a, const WarpExc& x, int 
     while (emask) {
       const int src = __ffs(emask) - 1;
       emask &= emask - 1;
-      apply_exc<HS>(__shfl_sync(0xFFFFFFFFu, e, src), lane, r);
+      apply_exc<HS>(__shfl_sync(0xFFFFFFFFu, e, src), lane, a.exc_scale, r);
     }
     return;
   }
@@ -274,7 +281,7 @@ __device__ __forceinline__ void patch_half(const Args& a, const WarpExc& x, int 
     while (mask) {
       const int src = __ffs(mask) - 1;
       mask &= mask - 1;
-      apply_exc<HS>(__shfl_sync(0xFFFFFFFFu, e, src), lane, r);
+      apply_exc<HS>(__shfl_sync(0xFFFFFFFFu, e, src), lane, a.exc_scale, r);
     }
   }
 }
@@ -294,10 +301,10 @@ __device__ __forceinline__ void half_step(const Args& a, const uint4 (&b)[Src::k
       for (int s = 0; s < 2; ++s)
 #pragma unroll
         for (int j = 0; j < 4; ++j) r[t][s][j] = reinterpret_cast<const uint32_t*>(b)[(t * 8 + s * 4 + j) % (4 * Src::kLoads)];
-  } else if (diag & 16384) {  // bench: the spec's per-register decode (perf-notes step 39)
-    Src::template decode<HS, true>(b, a.base_add, r);
+  } else if (diag & 16384) {  // bench: the true-domain decode (perf-notes step 39)
+    Src::template decode<HS, true>(b, a, r);
   } else {
-    Src::template decode<HS>(b, a.base_add, r);
+    Src::template decode<HS>(b, a, r);
   }
   if constexpr (Src::kExc) {
     if (exc) patch_half<HS>(a, wx, g, g_begin, blk, lane, r);
@@ -572,6 +579,13 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     }
   }
   if (diag & 2) return;
+  // Coded-domain sums (Dec12) -> true sums: times 2^-d, exact (a power of two; perf-notes step 42).
+  if constexpr (Src::kExc) {
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) acc[0][nt][c] *= a.out_scale;
+  }
 
   // 6. Reduce in a fixed order (k ascending): terms per warp (hi + lo 2^-8 + lo2 2^-16); warps along K inside
   //    the CTA (local shared memory); then the cs CTAs of the tile (a cluster through distributed shared memory,
