@@ -154,10 +154,12 @@ int main(int argc, char** argv) {
       {"o", 8192, 1024, 8192, {{1, 4, 4, 4}, {1, 2, 4, 4}, {2, 4, 2, 4}, {2, 2, 4, 2}}},
       // no split / 2-way split: whole (half) K per CTA, x of m <= 8 (16) tokens over the whole k range
       // 8-warp CTAs, two per SM (256 CTAs): the grid fits as clusters of cs (DSMEM split-K reduction)
-      {"pooler", 4096, 8192, 4096, {{8, 16, 1, 16}, {8, 8, 1, 16}, {1, 2, 8, 16}}},
-      {"unpooler", 8192, 4096, 8192, {{4, 16, 1, 16}, {4, 8, 1, 16}, {1, 4, 4, 16}}},
+      // the same K order as the plan's (8 k slices of 1024, summed in order): no split (local reduction only), or
+      // clusters of 2 (perf-notes step 43)
+      {"pooler", 4096, 8192, 4096, {{8, 16, 1, 16}, {1, 2, 8, 16}, {2, 4, 4, 16}}},
+      {"unpooler", 8192, 4096, 8192, {{4, 16, 1, 16}, {1, 4, 4, 16}, {2, 8, 2, 16}}},
       // 8-warp CTAs, two per SM, clusters of 2 / 4 (the router's structure)
-      {"unpool_1024", 8192, 4096, 1024, {{4, 2, 8, 2}, {4, 1, 8, 2}, {2, 1, 8, 4}, {4, 2, 4, 4}, {2, 2, 8, 2}}},
+      {"unpool_1024", 8192, 4096, 1024, {{4, 2, 8, 2}, {2, 1, 16, 2}, {2, 2, 8, 2}, {4, 1, 8, 2}}},
   };
   // m values: argv[3] = comma list (default 1,8,16,32,33,64).
   std::vector<int> ms = {1, 8, 16, 32, 33, 64};

@@ -184,7 +184,7 @@ TEST(Skinny, Fallback16Adversarial) {
 
 // The kernels decode in the coded domain (true * 2^d, d = A - base: kernels/decode.hpp). A matrix it cannot hold
 // exactly is stored at 16 bits by prepare: (a) base 97 (d = 15) with a few weights of exponent 240 (pushed past
-// 254), (b) a base above 224 (weights around 2^110). Both must say why, and compute exactly as before.
+// 254), (b) a base above 224 (weights around 2^114). Both must say why, and compute exactly as before.
 TEST(Skinny, CodedDomainFallback16) {
   SOLGEMM_REQUIRE_GPU();
   const uint64_t seed = solgemm::testing::test_seed(0xC0Du);
@@ -192,7 +192,7 @@ TEST(Skinny, CodedDomainFallback16) {
   for (int variant = 0; variant < 2; ++variant) {
     SCOPED_TRACE(variant == 0 ? "base 97 + outliers at 2^113" : "base above 224");
     Dev<__nv_bfloat16> dw(static_cast<size_t>(n * k));
-    skt::gen_bf16<<<1024, 256>>>(dw.p, n * k, seed + variant, variant == 0 ? std::ldexp(0.02f, -11) : std::ldexp(1.f, 110));
+    skt::gen_bf16<<<1024, 256>>>(dw.p, n * k, seed + variant, variant == 0 ? std::ldexp(0.02f, -11) : std::ldexp(1.f, 114));
     SKT_CK(cudaDeviceSynchronize());
     std::vector<uint16_t> hw =
         Dev<uint16_t>::get_from(reinterpret_cast<uint16_t*>(dw.p), static_cast<size_t>(n * k));

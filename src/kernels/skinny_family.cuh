@@ -231,8 +231,16 @@ __device__ __forceinline__ void apply_exc(uint32_t e, int lane, float scale, uin
 // Shared memory: x of the CTA's k range, natural layout (8 NT tokens) x (k_cta + 8) BF16 (the 16-byte pad
 // makes the ldmatrix rows conflict-free), filled by cp.async (zero-filled past m and K); after the main loop
 // the same bytes hold the warps' partial sums (warp, nt, c, lane) as floats.
+// At n_tiles 1 only the min(8, m) token rows that exist are staged and allocated: the ldmatrix rows of the
+// missing tokens read the last real row (their MMA columns are computed and never stored; columns are independent),
+// which saves the zero-fill copies and, for layouts with the whole K per CTA, most of the region (perf-notes
+// step 43).
 template <int NT>
-__host__ __device__ constexpr size_t x_smem_bytes(int k_cta) { return static_cast<size_t>(8 * NT) * (k_cta + 8) * 2; }
+__host__ __device__ constexpr int x_rows(int m) { return NT == 1 ? (m < 8 ? m : 8) : 8 * NT; }
+template <int NT>
+__host__ __device__ constexpr size_t x_smem_bytes(int k_cta, int m) {
+  return static_cast<size_t>(x_rows<NT>(m)) * (k_cta + 8) * 2;
+}
 
 __device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, int src_bytes) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
@@ -400,7 +408,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     if (!kXPh && a.xvec) {
       const int upt = k_cta / 8;
       const uint32_t xs = smem_u32(smem);
-      for (int u = threadIdx.x; u < 8 * NT * upt; u += nthr_c) {
+      for (int u = threadIdx.x; u < x_rows<NT>(a.m) * upt; u += nthr_c) {
         const int tl = u / upt, kk = (u % upt) * 8;
         const int tok = tok0 + tl, kg = kc0 + kk;
         const bool ok = tok < a.m && kg + 8 <= a.k;
@@ -434,7 +442,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     } else {
       uint16_t* xs = reinterpret_cast<uint16_t*>(smem);
       const uint16_t* x16 = reinterpret_cast<const uint16_t*>(a.x);
-      for (int u = threadIdx.x; u < 8 * NT * k_cta; u += nthr_c) {
+      for (int u = threadIdx.x; u < x_rows<NT>(a.m) * k_cta; u += nthr_c) {
         const int tl = u / k_cta, kk = u % k_cta;
         const int tok = tok0 + tl, kg = kc0 + kk;
         xs[tl * xs_stride + kk] = (tok < a.m && kg < a.k) ? x16[static_cast<int64_t>(tok) * a.k + kg] : uint16_t{0};
@@ -527,7 +535,9 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
       for (int c = 0; c < 4; ++c) acc[t][nt][c] = 0.f;
   if (warp < warps) {
     // ldmatrix row address of this lane: token (lane & 7) of the n tile, k + 8 (lane >> 3) of the half group.
-    const uint32_t xrow = smem_u32(smem) + static_cast<uint32_t>(((lane & 7) * xs_stride + kw * a.gpw * 64 +
+    // (n_tiles 1: tokens past m read the last staged row, see x_rows)
+    const int xtok = NT == 1 ? min(lane & 7, x_rows<NT>(a.m) - 1) : (lane & 7);
+    const uint32_t xrow = smem_u32(smem) + static_cast<uint32_t>((xtok * xs_stride + kw * a.gpw * 64 +
                                                                   (lane >> 3) * 8) * 2);
     // One group: exceptions, then half 0, `mid` (the ring's second half load and release), half 1.
     auto group = [&](int i, uint4 (&b)[Src::kLoads], auto&& mid) {
@@ -800,7 +810,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
 // what fits) (at gpw <= stages every weight byte of the CTA is requested at once).
 template <int NT>
 inline size_t region0_bytes(const Args& a) {
-  const size_t xb = x_smem_bytes<NT>(a.wk * a.gpw * 64);
+  const size_t xb = x_smem_bytes<NT>(a.wk * a.gpw * 64, a.m);
   const size_t pb = static_cast<size_t>(a.rt_cta * a.wk) * NT * 4 * 32 * sizeof(float);
   // (the scalar x path, K % 8 != 0, uses the same natural layout)
   return (std::max(xb, pb) + 127) / 128 * 128;
