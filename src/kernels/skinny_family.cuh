@@ -384,13 +384,9 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   // the whole tile (cs shares); otherwise the tail pulls after a cluster barrier.
   const bool push = kCluster && S > 0 && S * warps * kSlot >= a.rt_cta * NT * 128 * 4;
 
-  // 1. Ring mode: the producer warp initialises the barriers (lane-parallel), lets the compute warps pass named
-  //    barrier 3, and streams the weights from there (3.): its first round is issued ~1 us earlier than when
-  //    thread 0 initialised the barriers before a CTA barrier and the producer started after it (perf-notes
-  //    step 44). The compute warps wait at barrier 3 before they touch any mbarrier or stage x.
-  if (S > 0 && warp == warps) {
-    if (trace && lane == 0 && (diag & 2)) stamp(trace, 4);  // (bench, no tail: the producer starts)
-    if (lane == 0) {
+  // 1. Barriers (ring mode).
+  if (S > 0) {  // (direct mode: no barriers, nothing to wait for before the loads)
+    if (threadIdx.x == 0) {
       for (int q = 0; q < S; ++q) {
         mbar_init(bars + 8u * q, 1);
         mbar_init(bars + 8u * (S + q), static_cast<unsigned>(warps));
@@ -401,48 +397,9 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
         mbar_arrive_expect_tx(bars + 8u * kRecvBar,
                               static_cast<uint32_t>((a.cs - 1) * (a.rt_cta * NT * 128 / a.cs) * 4));
       }
+      asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    __syncwarp();
-    asm volatile("bar.arrive 3, %0;\n" ::"r"((warps + 1) * 32) : "memory");
-    if (trace && lane == 0 && (diag & 2)) stamp(trace, 6);  // (bench, no tail: the barriers initialised)
-    if (a.diag & 4) asm volatile("bar.sync 2, %0;\n" ::"r"((warps + 1) * 32) : "memory");
-    // 3. The weight stream: lane w copies compute warp w's group of each stage (cp.async.bulk, complete_tx on
-    //    full[s]) once lane 0 has seen the stage's slots released (empty[s]; the first round passes at once) and
-    //    posted the stage's byte count. (Measured: compute warps that issue bulk copies themselves stall on the
-    //    issue; perf-notes, skinny v3.)
-    int pn = 0;
-    int64_t pg = 0;
-    if (lane < warps) {
-      const int prt = rblock * a.rt_cta + lane % a.rt_cta, g0 = (crank * a.wk + lane / a.rt_cta) * a.gpw;
-      pn = prt < a.row_tiles ? max(min(a.gpw, a.k_groups - g0), 0) : 0;
-      pg = static_cast<int64_t>(prt) * a.k_groups + g0;
-    }
-    int q = 0;
-    uint32_t pph = 0;
-    for (int i = 0; i < n_iter; ++i) {
-      if ((diag & 8192) && i >= S) break;  // (bench, compute alone: one round of copies, never reused)
-      const unsigned act = __ballot_sync(0xFFFFFFFFu, i < pn);
-      if (lane == 0) {
-        if (!(diag & 8192)) mbar_wait(bars + 8u * (S + q), pph ^ 1u);
-        mbar_arrive_expect_tx(bars + 8u * q, static_cast<uint32_t>(__popc(act) * kSlot));
-      }
-      __syncwarp();
-      if (i < pn) {
-        const uint32_t dst = smem_u32(smem) + static_cast<uint32_t>(ring_off + (q * warps + lane) * kSlot);
-#pragma unroll
-        for (int t = 0; t < T; ++t)
-          bulk_g2s(dst + t * Src::kTermBytes, Src::term(a, t) + (pg + i) * Src::kTermBytes, Src::kTermBytes,
-                   bars + 8u * q);
-      }
-      if (i == 0 && trace && lane == 0 && (diag & 2)) stamp(trace, 5);  // (bench, no tail: the first copy issued)
-      if (++q == S) {
-        q = 0;
-        pph ^= 1u;
-      }
-    }
-  } else if (S > 0 && XP > 0) {  // (x phases arrive on mbarriers: staged after the init; else see below)
-    asm volatile("bar.sync 3, %0;\n" ::"r"((warps + 1) * 32) : "memory");
+    __syncthreads();
   }
   // 2. x of the CTA's k range into shared memory (compute warps; cp.async, zero-fill past m and K), and the
   //    exception offsets and entries of this warp's blocks.
@@ -493,11 +450,47 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     }
   }
 
-  // (bench diagnostic a.diag & 4: the producer waits until the compute warps have issued their x copies and
-  // exception-offset loads, perf-notes step 9)
+  // 3. The producer warp streams the weights: lane w copies compute warp w's group of each stage
+  //    (cp.async.bulk, complete_tx on full[s]) once lane 0 has seen the stage's slots released (empty[s]; the
+  //    first round passes at once) and posted the stage's byte count. (Measured: compute warps that issue bulk
+  //    copies themselves stall on the issue; perf-notes, skinny v3.) It skips the compute warps' part above, so
+  //    it starts at once. Bench diagnostic (a.diag & 4): it waits until the compute warps have issued their x
+  //    copies and exception-offset loads (perf-notes step 9; the branch also happens to keep the 544-thread HiLo
+  //    variants from spilling 16 bytes).
   if ((a.diag & 4) && S > 0 && warp < warps) asm volatile("bar.arrive 2, %0;\n" ::"r"((warps + 1) * 32) : "memory");
-  // Without x phases the compute warps issue their x copies first and wait for the barriers' initialisation after.
-  if (S > 0 && XP == 0 && warp < warps) asm volatile("bar.sync 3, %0;\n" ::"r"((warps + 1) * 32) : "memory");
+  if ((a.diag & 4) && S > 0 && warp == warps) asm volatile("bar.sync 2, %0;\n" ::"r"((warps + 1) * 32) : "memory");
+  if (warp == warps && S > 0) {
+    int pn = 0;
+    int64_t pg = 0;
+    if (lane < warps) {
+      const int prt = rblock * a.rt_cta + lane % a.rt_cta, g0 = (crank * a.wk + lane / a.rt_cta) * a.gpw;
+      pn = prt < a.row_tiles ? max(min(a.gpw, a.k_groups - g0), 0) : 0;
+      pg = static_cast<int64_t>(prt) * a.k_groups + g0;
+    }
+    int q = 0;
+    uint32_t pph = 0;
+    for (int i = 0; i < n_iter; ++i) {
+      if ((diag & 8192) && i >= S) break;  // (bench, compute alone: one round of copies, never reused)
+      const unsigned act = __ballot_sync(0xFFFFFFFFu, i < pn);
+      if (lane == 0) {
+        if (!(diag & 8192)) mbar_wait(bars + 8u * (S + q), pph ^ 1u);
+        mbar_arrive_expect_tx(bars + 8u * q, static_cast<uint32_t>(__popc(act) * kSlot));
+      }
+      __syncwarp();
+      if (i < pn) {
+        const uint32_t dst = smem_u32(smem) + static_cast<uint32_t>(ring_off + (q * warps + lane) * kSlot);
+#pragma unroll
+        for (int t = 0; t < T; ++t)
+          bulk_g2s(dst + t * Src::kTermBytes, Src::term(a, t) + (pg + i) * Src::kTermBytes, Src::kTermBytes,
+                   bars + 8u * q);
+      }
+      if (++q == S) {
+        q = 0;
+        pph ^= 1u;
+      }
+    }
+  }
+
   // Direct mode (stages == 0: one group per warp, no ring): the warp's group straight into registers.
   uint4 bd[Src::kLoads];
   if (S == 0 && n > 0) {
@@ -595,6 +588,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
       }
     }
   }
+  if (diag & 2) return;
   // Coded-domain sums (Dec12) -> true sums: times 2^-d, exact (a power of two; perf-notes step 42).
   if constexpr (Src::kExc) {
 #pragma unroll
@@ -608,10 +602,6 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   //    or the global workspace, last arrival sums).
   if (XP > 0) asm volatile("cp.async.wait_all;\n" ::: "memory");  // (warps without groups never waited)
   __syncthreads();  // x no longer needed: the partials reuse the shared memory
-  if (diag & 2) {  // (bench: no reduction; the loop's end stamped)
-    if (trace && threadIdx.x == 0) stamp(trace, 3);
-    return;
-  }
   // Cluster tail by push: tell the peers this CTA's ring is free (they push their partial shares into it).
   if (push) asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
   if (trace && threadIdx.x == 0) stamp(trace, 3);
@@ -653,13 +643,9 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   const int mc = min(8 * NT, a.m - tok0);  // valid tokens of this chunk
   const int ntv = (mc + 7) / 8;
   const int tile_rows = a.rt_cta * 16;
-  // (the row block and the split are read again rather than kept live across the main loop, where ptxas
-  // spilled them in the 17-warp hi + lo variants: cluster variants from the cluster's index, the others from
-  // the CTA's)
-  uint32_t cta_x;
-  asm volatile("mov.u32 %0, %%ctaid.x;\n" : "=r"(cta_x));
-  int rblock_t = static_cast<int>(cta_x) / a.cs;
-  const int crank_t = static_cast<int>(cta_x) - rblock_t * a.cs;
+  // (cluster variants: the row block is the cluster's index, read again rather than kept live across the main
+  // loop, where ptxas spilled it in the 17-warp hi + lo variant)
+  int rblock_t = rblock;
   if constexpr (kCluster) {
     uint32_t cid;
     asm volatile("mov.u32 %0, %%clusterid.x;\n" : "=r"(cid));
@@ -770,10 +756,10 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   // Split K across CTAs: the valid partial, token-major ([token][row], tile_rows x mc floats) -> workspace;
   // one thread publishes it (CTA barrier, then an acq_rel arrival count); the last arrival sums the cs
   // partials in split order (k ascending), 4 rows per thread, straight to the output.
-  const int tile_id = static_cast<int>(blockIdx.y) * static_cast<int>(gridDim.x / a.cs) + rblock_t;
+  const int tile_id = static_cast<int>(blockIdx.y) * static_cast<int>(gridDim.x / a.cs) + rblock;
   const int pstride = tile_rows * mc;
   float* w = a.ws + static_cast<int64_t>(tile_id) * a.cs * tile;
-  for_tile([&](int rl, int tl, float v) { __stcg(w + crank_t * pstride + tl * tile_rows + rl, v); });
+  for_tile([&](int rl, int tl, float v) { __stcg(w + crank * pstride + tl * tile_rows + rl, v); });
   __syncthreads();
   if (trace && threadIdx.x == 0 && (diag & 256)) stamp(trace, 2);  // (bench: partial stores issued)
   int last = 0;  // (no static shared memory: the dynamic allowance stays at 227 KB)
