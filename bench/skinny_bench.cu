@@ -126,6 +126,9 @@ int main(int argc, char** argv) {
   uint4* rbuf;
   CK(cudaMalloc(&rbuf, 64ull << 20));
   CK(cudaMemset(rbuf, 3, 64ull << 20));
+  uint4* rbuf2;  // a second buffer (SKINNY_WARM)
+  CK(cudaMalloc(&rbuf2, 64ull << 20));
+  CK(cudaMemset(rbuf2, 3, 64ull << 20));
   if (argc > 2 && std::string(argv[2]) == "diag") {
     // Fixed-cost diagnostics: does a kernel that reserves dynamic shared memory (carveout change after the
     // flush kernel, which uses none) pay a fixed cost? Empty kernel and a 50.4 MB streaming read, each with
@@ -309,19 +312,46 @@ int main(int argc, char** argv) {
       }
       // Timelines of the plan's layout (stamps: x staged, first group, loop done, local, count, out), and of its
       // ring-only variant (no decode, no MMA: the stream and the tail) past m = 8.
-      for (const int dg : {0, 1, -1, 256, 8192, 8192 | 16384}) {  // -1: exception tables emptied; 256: "g0" =
-        // split-K partial stored; 8192: compute alone (no waits for the stages); 16384: the spec's decode
-        if ((dg == 1 && m <= 8) || (quick && dg != 0 && dg != 8192)) continue;
+      for (const int dg : {0, 1, 3, -1, 256, 8192, 8192 | 16384}) {  // -1: exception tables emptied; 256: "g0" =
+        // split-K partial stored; 8192: compute alone (no waits for the stages); 16384: the true-domain decode;
+        // 3: the stream alone (g0 = the first stage landed, loop = the last)
+        if ((dg == 1 && m <= 8) || (dg == 3 && m > 1) || (quick && dg != 0 && dg != 8192 && dg != 3)) continue;
         solgemm::kernels::PackedView vt = v;
         vt.diag = dg < 0 ? 0 : dg;
         if (dg < 0) vt.exc_off = d_zero;
         const solgemm::Config c = cfg_of(sh.cands[0], nt);
         const int ctas = c.split_k * static_cast<int>(((sh.rows + 15) / 16 + c.rt_cta - 1) / c.rt_cta);
-        tm.timeline(fmt::format("{} m={} {}{}", sh.name, m, lstr(sh.cands[0]), dg == 256 ? "-g0=stored" : dg == 8192 ? "-nowait" : dg == (8192 | 16384) ? "-nowait-iadd" : dg > 0 ? "-ring" : dg < 0 ? "-noexc" : "").c_str(), ctas,
+        tm.timeline(fmt::format("{} m={} {}{}", sh.name, m, lstr(sh.cands[0]), dg == 256 ? "-g0=stored" : dg == 8192 ? "-nowait" : dg == (8192 | 16384) ? "-nowait-iadd" : dg == 3 ? "-ring-notail" : dg > 0 ? "-ring" : dg < 0 ? "-noexc" : "").c_str(), ctas,
                     trace, [&](unsigned long long* tr) {
                       vt.trace = tr;
                       run_skinny(c, vt, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
                     });
+      }
+      if (std::getenv("SKINNY_WARM") && m == 1) {
+        // Does a kernel that follows another one run faster (code, page tables, small buffers warm in L2 and the
+        // caches; the weights a second copy, cold)? graph {K(w)} vs {K(w), K(w copy)}, and the read kernel over
+        // two buffers as the control.
+        uint8_t* d_data2;
+        CK(cudaMalloc(&d_data2, pk.data.size()));
+        CK(cudaMemcpy(d_data2, d_data, pk.data.size(), cudaMemcpyDeviceToDevice));
+        solgemm::kernels::PackedView v2 = v;
+        v2.data = d_data2;
+        const solgemm::Config c = cfg_of(sh.cands[0], nt);
+        auto* o16 = static_cast<__nv_bfloat16*>(out);
+        const float k1 = tm.time([&] { run_skinny(c, v, x, m, o16, sh.rows, tm.s); }) - fixed;
+        const float k2 = tm.time([&] {
+          run_skinny(c, v, x, m, o16, sh.rows, tm.s);
+          run_skinny(c, v2, x, m, o16, sh.rows, tm.s);
+        }) - fixed;
+        const size_t nb = bytes / 16 * 16;
+        const float r1 = tm.time([&] { read_stream<<<tm.sms * 2, 512, 0, tm.s>>>(rbuf, nb / 16, tm.sink); }) - fixed;
+        const float r2 = tm.time([&] {
+          read_stream<<<tm.sms * 2, 512, 0, tm.s>>>(rbuf, nb / 16, tm.sink);
+          read_stream<<<tm.sms * 2, 512, 0, tm.s>>>(rbuf2, nb / 16, tm.sink);
+        }) - fixed;
+        std::printf("warm %s m=%d: plan kernel alone %.2f us, second of two %.2f; read kernel (264x512) alone %.2f, "
+                    "second of two %.2f\n", sh.name, m, k1, k2 - k1, r1, r2 - r1);
+        CK(cudaFree(d_data2));
       }
       {  // cuBLAS (vendor family) on the raw BF16 weights
         solgemm::kernels::launch_vendor({blas, blas_ws, size_t{32} << 20}, nullptr, dw, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, sh.k, tm.s);

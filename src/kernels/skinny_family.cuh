@@ -467,6 +467,8 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
       pn = prt < a.row_tiles ? max(min(a.gpw, a.k_groups - g0), 0) : 0;
       pg = static_cast<int64_t>(prt) * a.k_groups + g0;
     }
+    // (bench, no tail: stamps 4, 5, 6 = the producer's lane setup done, stage 0 posted, its copies issued)
+    if (trace && (diag & 2) && lane == 0) stamp(trace, 4, pg == 12345 ? 1ull : 0ull);
     int q = 0;
     uint32_t pph = 0;
     for (int i = 0; i < n_iter; ++i) {
@@ -475,6 +477,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
       if (lane == 0) {
         if (!(diag & 8192)) mbar_wait(bars + 8u * (S + q), pph ^ 1u);
         mbar_arrive_expect_tx(bars + 8u * q, static_cast<uint32_t>(__popc(act) * kSlot));
+        if (i == 0 && trace && (diag & 2)) stamp(trace, 5);
       }
       __syncwarp();
       if (i < pn) {
@@ -484,6 +487,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
           bulk_g2s(dst + t * Src::kTermBytes, Src::term(a, t) + (pg + i) * Src::kTermBytes, Src::kTermBytes,
                    bars + 8u * q);
       }
+      if (i == 0 && trace && (diag & 2) && lane == 0) stamp(trace, 6);
       if (++q == S) {
         q = 0;
         pph ^= 1u;
@@ -588,7 +592,6 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
       }
     }
   }
-  if (diag & 2) return;
   // Coded-domain sums (Dec12) -> true sums: times 2^-d, exact (a power of two; perf-notes step 42).
   if constexpr (Src::kExc) {
 #pragma unroll
@@ -602,6 +605,10 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   //    or the global workspace, last arrival sums).
   if (XP > 0) asm volatile("cp.async.wait_all;\n" ::: "memory");  // (warps without groups never waited)
   __syncthreads();  // x no longer needed: the partials reuse the shared memory
+  if (diag & 2) {  // (bench: no reduction; the loop's end stamped)
+    if (trace && threadIdx.x == 0) stamp(trace, 3);
+    return;
+  }
   // Cluster tail by push: tell the peers this CTA's ring is free (they push their partial shares into it).
   if (push) asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
   if (trace && threadIdx.x == 0) stamp(trace, 3);
