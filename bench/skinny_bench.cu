@@ -82,12 +82,10 @@ __global__ void gen_f32(float* p, int64_t n, uint64_t off, float sigma) {
 struct Layout {
   int cs, rt_cta, wk, gpw;
   int stages = 0;  // ring depth cap (0: the launcher's)
-  int gps = 0;     // groups per bulk copy (0: the launcher's)
 };
 solgemm::Config cfg_of(const Layout& l, int nt) { return solgemm::layout_config(l.cs, l.rt_cta, l.wk, l.gpw, nt); }
 std::string lstr(const Layout& l) {
-  return fmt::format("cs{}/rt{}/wk{}/g{}", l.cs, l.rt_cta, l.wk, l.gpw) + (l.stages ? fmt::format("/S{}", l.stages) : "") +
-         (l.gps ? fmt::format("/G{}", l.gps) : "");
+  return fmt::format("cs{}/rt{}/wk{}/g{}", l.cs, l.rt_cta, l.wk, l.gpw) + (l.stages ? fmt::format("/S{}", l.stages) : "");
 }
 
 struct Shape {
@@ -201,16 +199,6 @@ int main(int argc, char** argv) {
   const char* only = std::getenv("SKINNY_ONLY");
   // SKINNY_QUICK=1: of the diagnostic rows only -noexc, -ring-notail, -nowait, -iadd, -nowait-iadd; no ring caps.
   const bool quick = std::getenv("SKINNY_QUICK") != nullptr;
-  // SKINNY_GPS=1,2,4: every layout also with that many groups per bulk copy (default: the launcher's choice).
-  std::vector<int> gps_list = {0};
-  if (const char* g = std::getenv("SKINNY_GPS")) {
-    gps_list.clear();
-    for (const char* p = g; *p;) {
-      gps_list.push_back(std::atoi(p));
-      while (*p && *p != ',') ++p;
-      if (*p == ',') ++p;
-    }
-  }
   for (const Shape& sh : shapes) {
     if (only && std::string(only) != sh.name) continue;
     __nv_bfloat16* dw;
@@ -254,14 +242,10 @@ int main(int argc, char** argv) {
     for (int m : ms) {
       const int nt = m <= 8 ? 1 : m <= 16 ? 2 : 4;
       std::vector<uint16_t> first;
-      for (const Layout& l0 : sh.cands)
-      for (int gps : gps_list) {
-        Layout l = l0;
-        l.gps = gps;
+      for (const Layout& l : sh.cands) {
         const solgemm::Config c = cfg_of(l, nt);
         solgemm::kernels::PackedView vl = v;
         vl.max_stages = l.stages;
-        vl.gps = gps;
         CK(cudaMemset(out, 0xFF, static_cast<size_t>(m) * sh.rows * 2));
         try {
           run_skinny(c, vl, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
@@ -280,7 +264,7 @@ int main(int argc, char** argv) {
         }) - fixed;
         std::printf("%-12s %4d %-18s %9.2f %9.2f %8.3f %8.0f %10.2e\n", sh.name, m, lstr(l).c_str(), us, ceil_us,
                     us / ceil_us, bytes / (us * 1e3), rd);
-        if (m == 1 && (&l0 != &sh.cands[0] || gps != gps_list[0])) {  // timelines of the other layouts (m = 1)
+        if (m == 1 && &l != &sh.cands[0]) {  // timelines of the other layouts too (m = 1)
           solgemm::kernels::PackedView vt = vl;
           const int ctas = c.split_k * static_cast<int>(((sh.rows + 15) / 16 + c.rt_cta - 1) / c.rt_cta);
           tm.timeline(fmt::format("{} m={} {}", sh.name, m, lstr(l)).c_str(), ctas, trace, [&](unsigned long long* tr) {

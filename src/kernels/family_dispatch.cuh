@@ -22,7 +22,6 @@ inline void apply_bench_knobs(Args& a, const View& w) {
       throw Error("solgemm: diagnostic knobs (diag, trace) need the bench's kernel instantiations");
   }
   if (w.max_stages > 0) a.max_stages = w.max_stages;
-  if (w.gps > 0) a.gps_req = w.gps;
   if (w.no_cluster) a.allow_cluster = 0;
 }
 

@@ -75,7 +75,6 @@ struct PackedView {
   int diag = 0;                      // bench only (skinny_family.cuh Args::diag); 0 everywhere else
   unsigned long long* trace = nullptr;  // bench only (skinny_family.cuh Args::trace); null everywhere else
   int max_stages = 0;                // bench only: ring depth cap if > 0
-  int gps = 0;                       // bench only: groups per bulk copy if > 0 (skinny_family.cuh Args::gps)
   bool no_cluster = false;           // bench only: never reduce split K through a cluster
 };
 
@@ -97,7 +96,6 @@ struct HiLoView {
   int diag = 0;                      // bench only (skinny_family.cuh Args::diag); 0 everywhere else
   unsigned long long* trace = nullptr;  // bench only (skinny_family.cuh Args::trace); null everywhere else
   int max_stages = 0;                // bench only: ring depth cap if > 0
-  int gps = 0;                       // bench only: groups per bulk copy if > 0 (skinny_family.cuh Args::gps)
   bool no_cluster = false;           // bench only: never reduce split K through a cluster
 };
 

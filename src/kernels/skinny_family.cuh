@@ -72,8 +72,6 @@ struct Args {
   unsigned* cnt = nullptr;           // one arrival counter per output tile (row block, token chunk); 0 at rest
   size_t ws_cap = 0, cnt_cap = 0;    // capacities (floats, counters) of ws and cnt
   int stages = 1;                    // weight ring depth (set by launch from the shared-memory budget); 0 = direct
-  int gps = 1;                       // groups per warp and stage: one bulk copy of gps consecutive groups (launch)
-  int gps_req = 0;                   // bench: requested gps (0 = the launcher's choice)
   int bar_off = 0;                   // shared-memory offset of the mbarriers (kBarBytes); the ring follows them
   int diag = 0;                      // bench only (kBench kernels): 1 = no decode or MMA, 2 = no reduction,
                                      // 8 = no decode (raw bits as A) (1, 2, 8: wrong out); 4 = the producer
@@ -134,7 +132,7 @@ struct Dec12 {
   __device__ static const uint8_t* term(const Args& a, int) { return a.w0; }
   // Half HS needs the low bytes of chunk HS and the high words (chunk 2, loaded with half 0).
   template <int HS>
-  __device__ static void lds_half(const uint8_t* slot, int /*term_stride*/, int lane, uint4 (&b)[kLoads]) {
+  __device__ static void lds_half(const uint8_t* slot, int lane, uint4 (&b)[kLoads]) {
     b[HS] = lds16(slot, HS, lane);
     if (HS == 0) b[2] = lds16(slot, 2, lane);
   }
@@ -170,12 +168,12 @@ struct RawT {
   static constexpr const char* name = T == 1 ? "raw16" : (T == 2 ? "hilo" : "hilo3");
   static constexpr int kTermBytes = 2048;
   __device__ static const uint8_t* term(const Args& a, int t) { return t == 0 ? a.w0 : (t == 1 ? a.w1 : a.w2); }
-  template <int HS>  // chunks 2 HS, 2 HS + 1 of every term (term t at slot + t * term_stride)
-  __device__ static void lds_half(const uint8_t* slot, int term_stride, int lane, uint4 (&b)[kLoads]) {
+  template <int HS>  // chunks 2 HS, 2 HS + 1 of every term
+  __device__ static void lds_half(const uint8_t* slot, int lane, uint4 (&b)[kLoads]) {
 #pragma unroll
     for (int t = 0; t < T; ++t) {
-      b[4 * t + 2 * HS] = lds16(slot + t * term_stride, 2 * HS, lane);
-      b[4 * t + 2 * HS + 1] = lds16(slot + t * term_stride, 2 * HS + 1, lane);
+      b[4 * t + 2 * HS] = lds16(slot, 4 * t + 2 * HS, lane);
+      b[4 * t + 2 * HS + 1] = lds16(slot, 4 * t + 2 * HS + 1, lane);
     }
   }
   template <int HS, bool kTrue = false>
@@ -355,7 +353,6 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   const int S = a.stages;
   // Ring iterations of the CTA: the groups of its first k warp (the longest k range).
   const int n_iter = min(a.gpw, max(a.k_groups - crank * a.wk * a.gpw, 0));
-  const int G = a.gps, n_steps = (n_iter + G - 1) / G;  // groups per stage; stages of the CTA's run
   // Ring: S stages x warps slots of one group; full[s] (1 arrival + tx bytes) and empty[s] (one arrival per
   // compute warp) at bars + 8 s and bars + 8 (S + s).
   const uint32_t bars = smem_u32(smem) + static_cast<uint32_t>(a.bar_off);
@@ -385,7 +382,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   const uint32_t xbars = bars + 8u * (2 * kMaxStages);
   // Cluster split-K tail by push (see the reduction): the peers' shares land in this CTA's ring, which must hold
   // the whole tile (cs shares); otherwise the tail pulls after a cluster barrier.
-  const bool push = kCluster && S > 0 && S * warps * G * kSlot >= a.rt_cta * NT * 128 * 4;
+  const bool push = kCluster && S > 0 && S * warps * kSlot >= a.rt_cta * NT * 128 * 4;
 
   // 1. Barriers (ring mode).
   if (S > 0) {  // (direct mode: no barriers, nothing to wait for before the loads)
@@ -474,24 +471,23 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     if (trace && (diag & 2) && lane == 0) stamp(trace, 4, pg == 12345 ? 1ull : 0ull);
     int q = 0;
     uint32_t pph = 0;
-    for (int j = 0; j < n_steps; ++j) {  // stage j: groups [j G, j G + G) of every warp, one copy per lane and term
-      if ((diag & 8192) && j >= S) break;  // (bench, compute alone: one round of copies, never reused)
-      const int cnt = min(max(pn - j * G, 0), G);
-      const unsigned tot = __reduce_add_sync(0xFFFFFFFFu, static_cast<unsigned>(cnt));
+    for (int i = 0; i < n_iter; ++i) {
+      if ((diag & 8192) && i >= S) break;  // (bench, compute alone: one round of copies, never reused)
+      const unsigned act = __ballot_sync(0xFFFFFFFFu, i < pn);
       if (lane == 0) {
         if (!(diag & 8192)) mbar_wait(bars + 8u * (S + q), pph ^ 1u);
-        mbar_arrive_expect_tx(bars + 8u * q, tot * static_cast<uint32_t>(kSlot));
-        if (j == 0 && trace && (diag & 2)) stamp(trace, 5);
+        mbar_arrive_expect_tx(bars + 8u * q, static_cast<uint32_t>(__popc(act) * kSlot));
+        if (i == 0 && trace && (diag & 2)) stamp(trace, 5);
       }
       __syncwarp();
-      if (cnt > 0) {
-        const uint32_t dst = smem_u32(smem) + static_cast<uint32_t>(ring_off + (q * warps + lane) * G * kSlot);
+      if (i < pn) {
+        const uint32_t dst = smem_u32(smem) + static_cast<uint32_t>(ring_off + (q * warps + lane) * kSlot);
 #pragma unroll
         for (int t = 0; t < T; ++t)
-          bulk_g2s(dst + t * G * Src::kTermBytes, Src::term(a, t) + (pg + j * G) * Src::kTermBytes,
-                   static_cast<uint32_t>(cnt * Src::kTermBytes), bars + 8u * q);
+          bulk_g2s(dst + t * Src::kTermBytes, Src::term(a, t) + (pg + i) * Src::kTermBytes, Src::kTermBytes,
+                   bars + 8u * q);
       }
-      if (j == 0 && trace && (diag & 2) && lane == 0) stamp(trace, 6);
+      if (i == 0 && trace && (diag & 2) && lane == 0) stamp(trace, 6);
       if (++q == S) {
         q = 0;
         pph ^= 1u;
@@ -567,40 +563,31 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
       uint32_t xfirst = 0, xbar = xbars;
       for (int p = XP - 1; p >= 0; --p) xfirst = (xfirst << 8) | static_cast<uint32_t>(xgb(p));
       if (XP == 0) xfirst = 0xFFu;  // (no phases: never matches, gpw <= 112)
-      int gg = 0;  // group of the current stage (G per stage)
       for (int i = 0; i < n_iter; ++i) {
         if (kXPh && static_cast<uint32_t>(i) == (xfirst & 0xFFu)) {  // this group's x columns have landed
           mbar_wait(xbar, 0);
           xbar += 8u;
           xfirst >>= 8;
         }
-        if (gg == 0 && !(diag & 8192)) mbar_wait(bars + 8u * s, ph);
+        if (!(diag & 8192)) mbar_wait(bars + 8u * s, ph);
         const uint32_t empty = bars + 8u * (S + s);
-        const bool last = gg == G - 1 || i + 1 == n_iter;  // the stage's last group: release the slot after it
         if (i < n) {
-          const uint8_t* slot = smem + ring_off + (s * warps + warp) * G * kSlot + gg * Src::kTermBytes;
+          const uint8_t* slot = smem + ring_off + (s * warps + warp) * kSlot;
           uint4 b[Src::kLoads];
-          Src::template lds_half<0>(slot, G * Src::kTermBytes, lane, b);
+          Src::template lds_half<0>(slot, lane, b);
           group(i, b, [&] {
-            Src::template lds_half<1>(slot, G * Src::kTermBytes, lane, b);
-            if (last) {
-              __syncwarp();
-              if (lane == 0 && !(diag & 8192)) mbar_arrive(empty);  // slot read: release it
-            }
+            Src::template lds_half<1>(slot, lane, b);
+            __syncwarp();
+            if (lane == 0 && !(diag & 8192)) mbar_arrive(empty);  // slot read: release it
           });
-        } else if (last) {
+        } else {
           __syncwarp();
           if (lane == 0 && !(diag & 8192)) mbar_arrive(empty);
         }
         if (i == 0 && trace && threadIdx.x == 0 && !(diag & 256)) stamp(trace, 2, acc[0][0][0] == 12345.f ? 1ull : 0ull);
-        if (!last) {
-          ++gg;
-        } else {
-          gg = 0;
-          if (++s == S) {
-            s = 0;
-            ph ^= 1u;
-          }
+        if (++s == S) {
+          s = 0;
+          ph ^= 1u;
         }
       }
     }
@@ -836,12 +823,7 @@ inline size_t region0_bytes(const Args& a) {
   return (std::max(xb, pb) + 127) / 128 * 128;
 }
 template <class Src>
-inline size_t stage_bytes(const Args& a) {
-  return static_cast<size_t>(a.rt_cta * a.wk) * a.gps * Src::kLoads * 512;
-}
-// Groups per warp and stage (one bulk copy each): the producer's copies cost ~35 ns each to issue (perf-notes
-// step 44), so larger copies stream closer to the read ceiling. Default kDefaultGps, capped by the run.
-constexpr int kDefaultGps = 1;
+inline size_t stage_bytes(const Args& a) { return static_cast<size_t>(a.rt_cta * a.wk) * Src::kLoads * 512; }
 constexpr size_t smem_budget(int minb) { return std::min<size_t>(227 * 1024, 228 * 1024 / minb - 1024); }
 
 inline void check(cudaError_t e, const char* what) {
@@ -895,10 +877,8 @@ void launch(Args a, cudaStream_t stream) {
   }();
   (void)attrs;
   const int warps = a.rt_cta * a.wk;
-  a.gps = std::max(1, std::min(a.gps_req > 0 ? a.gps_req : kDefaultGps, std::min(a.gpw, a.k_groups)));
   const size_t r0 = region0_bytes<NT>(a), sb = stage_bytes<Src>(a), budget = smem_budget(MINB);
-  const int steps = (std::min(a.gpw, a.k_groups) + a.gps - 1) / a.gps;  // stages of a warp's run
-  const int want = std::min(steps, std::min(kMaxStages, a.max_stages));
+  const int want = std::min(std::min(a.gpw, a.k_groups), std::min(kMaxStages, a.max_stages));
   const int fit = r0 + kBarBytes + sb <= budget ? static_cast<int>((budget - r0 - kBarBytes) / sb) : 0;
   a.stages = a.gpw == 1 ? 0 : std::min(want, fit);  // one group per warp: direct loads, no ring (lower latency)
   a.bar_off = static_cast<int>(r0);
