@@ -239,20 +239,31 @@ constexpr HiLoVerify kHiLoVerify[] = {
      "router 129 <= m <= 256: 4 row tiles x 2 k warps, K/8 per CTA, 64-token chunks, x staged in phases (16.2 us at m=256; cuBLAS hi + lo 18.8)"},
 };
 
-// Where the skinny family beats cuBLAS by a clear margin (bench, docs/results/dev/2026-11-29_h200_s4-lean-loop_bench.log:
-// the hot loop without bench diagnostics): (rows, K, largest m, layout). Elsewhere BF16 goes to cuBLAS, which is
-// not batch invariant anyway; rows of m <= max_m are batch invariant among themselves (one layout), not with the
-// cuBLAS rows above. At m = 32 both lose (qkv 17.2 us vs 14.4, pooler 23.1 vs 21.1: s4-exc-early_bench.log).
+// Where the skinny family beats cuBLAS by a clear margin (bench, docs/results/dev/: 2026-11-29_h200_s4-lean-loop_bench.log,
+// and for the no-split layouts at m <= 2 and the unpooler s7-*): (rows, K, m range, layout). Elsewhere BF16 goes to
+// cuBLAS, which is not batch invariant anyway. The layouts of one shape share their K order (the same k slices,
+// summed in the same order: only how the slices map to CTAs and warps differs), so rows of every m in the skinny
+// ranges of a shape are bitwise batch invariant among themselves, not with the cuBLAS rows above. At m = 32 the
+// skinny family loses (qkv 17.2 us vs 14.4, pooler 23.1 vs 21.1: s4-exc-early_bench.log).
 struct SkinnyWin {
-  int64_t rows, k, max_m;
+  int64_t rows, k, min_m, max_m;
   Layout layout;
   const char* why;
 };
 constexpr SkinnyWin kSkinnyWins[] = {
-    {2304, 8192, 16, {8, 9, 2, 8},
+    {2304, 8192, 1, 16, {8, 9, 2, 8},
      "qkv_gate m<=16: 12.0 / 12.3 / 13.2 us at m = 1 / 8 / 16 against cuBLAS 14.1 / 14.4 / 13.7 (bulk-copy ring, 8-way split-K)"},
-    {4096, 8192, 16, {8, 16, 1, 16},
-     "pooler m<=16: 17.3 / 17.6 / 18.9 us at m = 1 / 8 / 16 against cuBLAS 20.5 / 20.5 / 20.9 (bulk-copy ring, 8-way split-K)"},
+    {4096, 8192, 1, 2, {1, 2, 8, 16},
+     "pooler m<=2: no split (2 row tiles x 8 k warps, whole K per CTA; x of m tokens only): 15.7 / 16.4 us at m = 1 / 2 "
+     "against 16.7 / 17.0 split 8 ways and cuBLAS 20.7 / 20.3 (perf-notes step 43)"},
+    {4096, 8192, 3, 16, {8, 16, 1, 16},
+     "pooler 3<=m<=16: 17.3 / 17.6 / 18.9 us at m = 1 / 8 / 16 against cuBLAS 20.5 / 20.5 / 20.9 (bulk-copy ring, 8-way "
+     "split-K)"},
+    {8192, 4096, 1, 2, {1, 4, 4, 16},
+     "unpooler (all rows) m<=2: no split (4 row tiles x 4 k warps): 15.6 / 16.0 us at m = 1 / 2 against cuBLAS 18.0 / 17.7 "
+     "(perf-notes step 43)"},
+    {8192, 4096, 3, 8, {4, 16, 1, 16},
+     "unpooler (all rows) 3<=m<=8: 4-way split-K: 17.0 / 17.1 us at m = 4 / 8 against cuBLAS 17.7 / 17.6 (perf-notes step 43)"},
 };
 
 Plan select_plan(const Shape& s, int64_t m) {
@@ -260,7 +271,7 @@ Plan select_plan(const Shape& s, int64_t m) {
     case Storage::packed12:
     case Storage::packed16: {
       for (const SkinnyWin& w : kSkinnyWins)
-        if (w.rows == s.rows && w.k == s.k && m <= w.max_m) {
+        if (w.rows == s.rows && w.k == s.k && m >= w.min_m && m <= w.max_m) {
           Plan p;
           p.kernel = Kernel::skinny;
           p.cfg = make_config(w.layout, n_tiles_for(m, 4));

@@ -210,6 +210,45 @@ TEST(Skinny, CodedDomainFallback16) {
   }
 }
 
+// The plan (no forced family) changes the pooler's and the unpooler's layout with m inside their skinny ranges (no
+// split at m <= 2, split K above: perf-notes step 43); the K order is the same, so every row must come out bitwise
+// equal at every m of the range, and within the FP64 bound.
+TEST(Skinny, PlanLayoutsBatchInvariant) {
+  SOLGEMM_REQUIRE_GPU();
+  const uint64_t seed = solgemm::testing::test_seed(0xB17u);
+  struct L { int64_t n, k; int max_m; };
+  for (const L& l : {L{4096, 8192, 16}, L{8192, 4096, 8}}) {
+    SCOPED_TRACE(std::to_string(l.n) + "x" + std::to_string(l.k) + " " + skt::seed_msg(seed));
+    Dev<__nv_bfloat16> dw(static_cast<size_t>(l.n * l.k));
+    skt::gen_bf16<<<2048, 256>>>(dw.p, l.n * l.k, seed + l.n, 0.02f);
+    SKT_CK(cudaDeviceSynchronize());
+    auto w = solgemm::Weights::prepare(dw.p, solgemm::DType::bf16, l.n, l.k, nullptr, {});
+    ASSERT_NE(w.plan_for(1, l.n).find("split_k=1 "), std::string::npos) << w.plan_for(1, l.n);
+    ASSERT_EQ(w.plan_for(l.max_m, l.n).find("split_k=1 "), std::string::npos) << w.plan_for(l.max_m, l.n);
+    Dev<__nv_bfloat16> x(static_cast<size_t>(l.max_m * l.k));
+    skt::make_x(x.p, l.max_m, l.k, seed, nullptr, 8);
+    Dev<double> ref(static_cast<size_t>(l.max_m * l.n));
+    skt::ref_fp64<<<dim3(static_cast<unsigned>(l.n), (l.max_m + 7) / 8), 256>>>(x.p, dw.p, ref.p, l.max_m, l.n, l.k);
+    SKT_CK(cudaDeviceSynchronize());
+    const std::vector<double> href = ref.get();
+    Dev<uint16_t> out(static_cast<size_t>(l.max_m * l.n));
+    std::vector<uint16_t> top;
+    for (int m : {l.max_m, 1, 2, 3, 5}) {
+      SCOPED_TRACE("m=" + std::to_string(m) + " plan " + w.plan_for(m, l.n));
+      SKT_CK(cudaMemset(out.p, 0xFF, static_cast<size_t>(l.max_m * l.n) * 2));
+      w.run(x.p, m, out.p, l.n, nullptr);
+      SKT_CK(cudaDeviceSynchronize());
+      const std::vector<uint16_t> o = out.get();
+      EXPECT_LE(skt::rel_l2(o, href, l.n, 0, m), 1e-2);
+      if (top.empty()) {
+        top = o;
+      } else {
+        EXPECT_TRUE(std::equal(o.begin(), o.begin() + m * l.n, top.begin())) << "rows differ from m=" << l.max_m;
+      }
+    }
+  }
+}
+
 // compress = false: the 16-bit layout on a normal matrix (the o layer's shape).
 TEST(Skinny, Fallback16NoCompress) {
   SOLGEMM_REQUIRE_GPU();
