@@ -33,21 +33,34 @@ using solgemm::kernels::family::mbar_arrive_expect_tx;
 using solgemm::kernels::family::mbar_init;
 using solgemm::kernels::family::mbar_wait;
 
+// Timeline stamps (trace != nullptr; the skinny bench's Timer::timeline prints them as x, g0, loop, local, count,
+// out): 1 barriers initialised (thread 0), 2 first stage consumed (warp 0), 3 warp 0's loop done, 4 producer
+// starts, 5 stage 0 posted, 6 stage 0's copies issued (producer lane 0).
+__device__ __forceinline__ void study_stamp(unsigned long long* trace, int i) {
+  unsigned long long v;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(v));
+  trace[static_cast<size_t>(blockIdx.x) * 8 + i] = v;
+}
+
 __global__ void __launch_bounds__(1024, 1)
-    bulk_ring(const uint8_t* base, int streams, long long per_stream, int copy, int S, int iters, unsigned* sink) {
+    bulk_ring(const uint8_t* base, int streams, long long per_stream, int copy, int S, int iters, unsigned* sink,
+              unsigned long long* trace) {
   extern __shared__ __align__(128) uint8_t smem[];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const uint32_t bars = smem_u32(smem);
   uint8_t* ring = smem + kRingOff;
+  if (trace && threadIdx.x == 0) study_stamp(trace, 0);
   if (threadIdx.x == 0) {
     for (int q = 0; q < S; ++q) {
       mbar_init(bars + 8u * q, 1);
       mbar_init(bars + 8u * (kMaxS + q), static_cast<unsigned>(streams));
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    if (trace) study_stamp(trace, 1);
   }
   __syncthreads();
   if (warp == streams) {  // producer
+    if (trace && lane == 0) study_stamp(trace, 4);
     const uint8_t* src = base + (static_cast<long long>(blockIdx.x) * streams + lane) * per_stream;
     int q = 0;
     uint32_t ph = 0;
@@ -55,11 +68,13 @@ __global__ void __launch_bounds__(1024, 1)
       if (lane == 0) {
         mbar_wait(bars + 8u * (kMaxS + q), ph ^ 1u);
         mbar_arrive_expect_tx(bars + 8u * q, static_cast<uint32_t>(streams * copy));
+        if (trace && i == 0) study_stamp(trace, 5);
       }
       __syncwarp();
       if (lane < streams)
         bulk_g2s(smem_u32(ring + static_cast<size_t>(q * streams + lane) * copy), src + static_cast<long long>(i) * copy,
                  static_cast<uint32_t>(copy), bars + 8u * q);
+      if (trace && i == 0 && lane == 0) study_stamp(trace, 6);
       if (++q == S) {
         q = 0;
         ph ^= 1u;
@@ -71,6 +86,7 @@ __global__ void __launch_bounds__(1024, 1)
     uint32_t ph = 0;
     for (int i = 0; i < iters; ++i) {
       mbar_wait(bars + 8u * q, ph);
+      if (trace && i == 0 && threadIdx.x == 0) study_stamp(trace, 2);
       acc ^= reinterpret_cast<const unsigned*>(ring + static_cast<size_t>(q * streams + warp) * copy)[lane];
       __syncwarp();
       if (lane == 0) mbar_arrive(bars + 8u * (kMaxS + q));
@@ -80,6 +96,7 @@ __global__ void __launch_bounds__(1024, 1)
       }
     }
     if (acc == 0x12345678u) sink[blockIdx.x] = acc;
+    if (trace && threadIdx.x == 0) study_stamp(trace, 3);
   }
 }
 
@@ -120,6 +137,8 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&buf, cap));
   CK(cudaMemset(buf, 3, cap));
   CK(cudaFuncSetAttribute(bulk_ring, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024));
+  unsigned long long* trace;
+  CK(cudaMalloc(&trace, 1024 * 8 * 8));
   const Bulk bulks[] = {
       {128, 16, 1536, 192}, {128, 16, 1536, 96},  {128, 16, 3072, 192}, {128, 16, 6144, 192},
       {128, 16, 12288, 192}, {128, 8, 3072, 192}, {128, 4, 6144, 192},  {128, 1, 24576, 192},
@@ -154,13 +173,18 @@ int main(int argc, char** argv) {
       const size_t smem = kRingOff + static_cast<size_t>(S) * b.streams * b.copy;
       const float t = tm.time([&] {
         bulk_ring<<<b.grid, (b.streams + 1) * 32, smem, tm.s>>>(buf, b.streams, per_stream, b.copy, S, iters,
-                                                                  tm.sink);
+                                                                  tm.sink, nullptr);
       }) - fixed;
       CK(cudaGetLastError());
       char l[64];
       std::snprintf(l, sizeof l, "bulk g%d s%d c%d S%d (%d KB)", b.grid, b.streams, b.copy, S,
                     static_cast<int>((smem - kRingOff) >> 10));
       row(l, static_cast<size_t>(per_stream) * b.streams * b.grid, t);
+      if (&b == &bulks[0])  // the skinny family's shape: where the time goes (see study_stamp)
+        tm.timeline(l, b.grid, trace, [&](unsigned long long* tr) {
+          bulk_ring<<<b.grid, (b.streams + 1) * 32, smem, tm.s>>>(buf, b.streams, per_stream, b.copy, S, iters,
+                                                                    tm.sink, tr);
+        });
     }
   }
   return 0;
