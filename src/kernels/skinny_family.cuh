@@ -384,18 +384,9 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   // the whole tile (cs shares); otherwise the tail pulls after a cluster barrier.
   const bool push = kCluster && S > 0 && S * warps * kSlot >= a.rt_cta * NT * 128 * 4;
 
-  // 1. Barriers (ring mode), initialised by the producer warp's lane 0: thread 0 (a compute warp) has the exception
-  //    offsets' load in flight, and the init's fence waited for it (perf-notes step 48). The producer's per-lane
-  //    run (two divisions) is computed before the CTA barrier too.
-  int pn = 0;
-  int64_t pg = 0;
-  if (warp == warps && S > 0 && lane < warps) {
-    const int prt = rblock * a.rt_cta + lane % a.rt_cta, g0 = (crank * a.wk + lane / a.rt_cta) * a.gpw;
-    pn = prt < a.row_tiles ? max(min(a.gpw, a.k_groups - g0), 0) : 0;
-    pg = static_cast<int64_t>(prt) * a.k_groups + g0;
-  }
+  // 1. Barriers (ring mode).
   if (S > 0) {  // (direct mode: no barriers, nothing to wait for before the loads)
-    if (warp == warps && lane == 0) {
+    if (threadIdx.x == 0) {
       for (int q = 0; q < S; ++q) {
         mbar_init(bars + 8u * q, 1);
         mbar_init(bars + 8u * (S + q), static_cast<unsigned>(warps));
@@ -469,6 +460,13 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   if ((a.diag & 4) && S > 0 && warp < warps) asm volatile("bar.arrive 2, %0;\n" ::"r"((warps + 1) * 32) : "memory");
   if ((a.diag & 4) && S > 0 && warp == warps) asm volatile("bar.sync 2, %0;\n" ::"r"((warps + 1) * 32) : "memory");
   if (warp == warps && S > 0) {
+    int pn = 0;
+    int64_t pg = 0;
+    if (lane < warps) {
+      const int prt = rblock * a.rt_cta + lane % a.rt_cta, g0 = (crank * a.wk + lane / a.rt_cta) * a.gpw;
+      pn = prt < a.row_tiles ? max(min(a.gpw, a.k_groups - g0), 0) : 0;
+      pg = static_cast<int64_t>(prt) * a.k_groups + g0;
+    }
     // (bench, no tail: stamps 4, 5, 6 = the producer's lane setup done, stage 0 posted, its copies issued)
     if (trace && (diag & 2) && lane == 0) stamp(trace, 4, pg == 12345 ? 1ull : 0ull);
     int q = 0;
@@ -652,12 +650,9 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   const int mc = min(8 * NT, a.m - tok0);  // valid tokens of this chunk
   const int ntv = (mc + 7) / 8;
   const int tile_rows = a.rt_cta * 16;
-  // (the row block and the split are read again rather than kept live across the main loop, where ptxas spilled
-  // them in the 17-warp hi + lo variants: cluster variants from the cluster's index, the others from the CTA's)
-  uint32_t cta_x;
-  asm volatile("mov.u32 %0, %%ctaid.x;\n" : "=r"(cta_x));
-  int rblock_t = static_cast<int>(cta_x) / a.cs;
-  const int crank_t = static_cast<int>(cta_x) - rblock_t * a.cs;
+  // (cluster variants: the row block is the cluster's index, read again rather than kept live across the main
+  // loop, where ptxas spilled it in the 17-warp hi + lo variant)
+  int rblock_t = rblock;
   if constexpr (kCluster) {
     uint32_t cid;
     asm volatile("mov.u32 %0, %%clusterid.x;\n" : "=r"(cid));
@@ -768,10 +763,10 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   // Split K across CTAs: the valid partial, token-major ([token][row], tile_rows x mc floats) -> workspace;
   // one thread publishes it (CTA barrier, then an acq_rel arrival count); the last arrival sums the cs
   // partials in split order (k ascending), 4 rows per thread, straight to the output.
-  const int tile_id = static_cast<int>(blockIdx.y) * static_cast<int>(gridDim.x / a.cs) + rblock_t;
+  const int tile_id = static_cast<int>(blockIdx.y) * static_cast<int>(gridDim.x / a.cs) + rblock;
   const int pstride = tile_rows * mc;
   float* w = a.ws + static_cast<int64_t>(tile_id) * a.cs * tile;
-  for_tile([&](int rl, int tl, float v) { __stcg(w + crank_t * pstride + tl * tile_rows + rl, v); });
+  for_tile([&](int rl, int tl, float v) { __stcg(w + crank * pstride + tl * tile_rows + rl, v); });
   __syncthreads();
   if (trace && threadIdx.x == 0 && (diag & 256)) stamp(trace, 2);  // (bench: partial stores issued)
   int last = 0;  // (no static shared memory: the dynamic allowance stays at 227 KB)
