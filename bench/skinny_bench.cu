@@ -9,7 +9,7 @@
 // (cublasGemmEx on the raw BF16 weights, same handle setup as src/api.cu), timed the same way.
 // Beside the plan's layout: "-noexc" (exception tables emptied), "-ring" (no decode, no MMA: the weight ring
 // and the tail alone), "-notail" (no reduction or output: wrong results), "-ring-notail" (the stream alone),
-// "-nodecode" (raw bits as MMA operands), "-xfirst" (the producer waits until x is requested), "-xonephase" (x in
+// "-nod0" (every group through the ring, perf-notes step 49), "-nodecode" (raw bits as MMA operands), "-xfirst" (the producer waits until x is requested), "-xonephase" (x in
 // one phase), "-benchk" (the bench's kernel instantiation without any experiment: the diagnostic rows run it, the
 // plan and candidate rows the library's), "-S<n>" (ring depth capped at n stages), "-nowait" (the compute alone:
 // the loop does not wait for its stages; wrong results), "-iadd" (the 12-bit decode in the true domain, an IADD
@@ -278,13 +278,15 @@ int main(int argc, char** argv) {
       const std::pair<const char*, int> variants[] = {{"-noexc", 0}, {"-ring", 1}, {"-notail", 2}, {"-ring-notail", 3},
                                                       {"-nodecode", 8}, {"-xfirst", 4}, {"-nocluster", 16},
                                                       {"-xonephase", 64}, {"-benchk", 128}, {"-nowait", 8192},
-                                                      {"-iadd", 16384}, {"-nowait-iadd", 8192 | 16384}};
+                                                      {"-iadd", 16384}, {"-nowait-iadd", 8192 | 16384},
+                                                      {"-nod0", 32}};
       for (const auto& [suffix, dg] : variants) {
-        if (quick && dg != 0 && dg != 3 && dg != 8192 && dg != 16384 && dg != (8192 | 16384)) continue;
+        if (quick && dg != 0 && dg != 3 && dg != 8192 && dg != 16384 && dg != (8192 | 16384) && dg != 32) continue;
         solgemm::kernels::PackedView vd = v;
         if (dg == 0) vd.exc_off = d_zero;
-        vd.diag = dg & ~16;
+        vd.diag = dg & ~(16 | 32);
         vd.no_cluster = dg == 16;
+        vd.no_direct0 = dg == 32;  // (32: the library kernel with the ring carrying every group, perf-notes step 49)
         const solgemm::Config c = cfg_of(sh.cands[0], nt);
         const float us = tm.time([&] {
           run_skinny(c, vd, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);

@@ -76,6 +76,7 @@ struct PackedView {
   unsigned long long* trace = nullptr;  // bench only (skinny_family.cuh Args::trace); null everywhere else
   int max_stages = 0;                // bench only: ring depth cap if > 0
   bool no_cluster = false;           // bench only: never reduce split K through a cluster
+  bool no_direct0 = false;           // bench only: the ring carries every group (skinny_family.cuh Args::direct0)
 };
 
 // skinny.cu: m <= 64, packed12 / packed16.
@@ -97,6 +98,7 @@ struct HiLoView {
   unsigned long long* trace = nullptr;  // bench only (skinny_family.cuh Args::trace); null everywhere else
   int max_stages = 0;                // bench only: ring depth cap if > 0
   bool no_cluster = false;           // bench only: never reduce split K through a cluster
+  bool no_direct0 = false;           // bench only: the ring carries every group (skinny_family.cuh Args::direct0)
 };
 
 // router.cu: FP32 weights as hi + lo, FP32 out, any m.

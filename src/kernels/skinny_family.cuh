@@ -72,6 +72,8 @@ struct Args {
   unsigned* cnt = nullptr;           // one arrival counter per output tile (row block, token chunk); 0 at rest
   size_t ws_cap = 0, cnt_cap = 0;    // capacities (floats, counters) of ws and cnt
   int stages = 1;                    // weight ring depth (set by launch from the shared-memory budget); 0 = direct
+  int direct0 = 0;                   // ring mode: group 0 of every warp by plain loads at entry (set by launch)
+  int direct0_off = 0;               // bench: 1 = never
   int bar_off = 0;                   // shared-memory offset of the mbarriers (kBarBytes); the ring follows them
   int diag = 0;                      // bench only (kBench kernels): 1 = no decode or MMA, 2 = no reduction,
                                      // 8 = no decode (raw bits as A) (1, 2, 8: wrong out); 4 = the producer
@@ -358,6 +360,21 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   const uint32_t bars = smem_u32(smem) + static_cast<uint32_t>(a.bar_off);
   const int ring_off = a.bar_off + kBarBytes;
   if (trace && threadIdx.x == 0) stamp(trace, 0);
+  // Ring mode with a.direct0 (one-term policies): a warp's first group straight into registers, before anything
+  // else; the ring carries the rest. (Direct mode, stages == 0, loads its one group below.)
+  // The producer's first bulk copies go out ~1.5 us after entry and land ~1 us later (perf-notes step 44); plain
+  // loads issued at entry land with x, ~1 us after entry (step 49).
+  const int d0 = (Src::kTerms == 1 && S > 0) ? a.direct0 : 0;  // (two-term policies: none, registers)
+  uint4 bd[Src::kLoads];
+  if (d0 && n > 0) {
+#pragma unroll
+    for (int t = 0; t < T; ++t)
+#pragma unroll
+      for (int c = 0; c < Src::kLoads / T; ++c)
+        bd[t * (Src::kLoads / T) + c] =
+            ld_stream16(Src::term(a, t) + (static_cast<int64_t>(rt) * a.k_groups + g_begin) * Src::kTermBytes +
+                        c * 512 + lane * 16);
+  }
   // The exception offsets of this warp's blocks first, before the weight stream fills the memory queue
   // (perf-notes step 21: 1.2-1.6 us at m = 32).
   WarpExc wx;
@@ -471,8 +488,8 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     if (trace && (diag & 2) && lane == 0) stamp(trace, 4, pg == 12345 ? 1ull : 0ull);
     int q = 0;
     uint32_t pph = 0;
-    for (int i = 0; i < n_iter; ++i) {
-      if ((diag & 8192) && i >= S) break;  // (bench, compute alone: one round of copies, never reused)
+    for (int i = d0; i < n_iter; ++i) {
+      if ((diag & 8192) && i >= S + d0) break;  // (bench, compute alone: one round of copies, never reused)
       const unsigned act = __ballot_sync(0xFFFFFFFFu, i < pn);
       if (lane == 0) {
         if (!(diag & 8192)) mbar_wait(bars + 8u * (S + q), pph ^ 1u);
@@ -495,9 +512,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     }
   }
 
-  // Direct mode (stages == 0: one group per warp, no ring): the warp's group straight into registers.
-  uint4 bd[Src::kLoads];
-  if (S == 0 && n > 0) {
+  if (S == 0 && n > 0) {  // direct mode: the warp's one group (loaded here: earlier, the hi + lo variants spill)
 #pragma unroll
     for (int t = 0; t < T; ++t)
 #pragma unroll
@@ -556,6 +571,10 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
       if (n > 0) group(0, bd, [] {});
       if (trace && threadIdx.x == 0) stamp(trace, 2, acc[0][0][0] == 12345.f ? 1ull : 0ull);
     } else {
+      if (d0) {  // the first group came straight from global memory
+        if (n > 0) group(0, bd, [] {});
+        if (trace && threadIdx.x == 0 && !(diag & 256)) stamp(trace, 2, acc[0][0][0] == 12345.f ? 1ull : 0ull);
+      }
       int s = 0;
       uint32_t ph = 0;
       // x phases still to wait for: their first groups, one byte each (phase 0 starts at group 0; a spent
@@ -563,7 +582,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
       uint32_t xfirst = 0, xbar = xbars;
       for (int p = XP - 1; p >= 0; --p) xfirst = (xfirst << 8) | static_cast<uint32_t>(xgb(p));
       if (XP == 0) xfirst = 0xFFu;  // (no phases: never matches, gpw <= 112)
-      for (int i = 0; i < n_iter; ++i) {
+      for (int i = d0; i < n_iter; ++i) {
         if (kXPh && static_cast<uint32_t>(i) == (xfirst & 0xFFu)) {  // this group's x columns have landed
           mbar_wait(xbar, 0);
           xbar += 8u;
@@ -613,7 +632,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   if (push) asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
   if (trace && threadIdx.x == 0) stamp(trace, 3);
   if ((diag & 8192) && S > 0) {  // bench: the loop ran without waiting for its data; let the copies land now
-    for (int s = 0; s < min(S, n_iter); ++s) mbar_wait(bars + 8u * s, 0u);  // (the one round of copies)
+    for (int s = 0; s < min(S, n_iter - d0); ++s) mbar_wait(bars + 8u * s, 0u);  // (the one round of copies)
   }
   float* part = reinterpret_cast<float*>(smem);
   if (warp < warps) {
@@ -878,7 +897,9 @@ void launch(Args a, cudaStream_t stream) {
   (void)attrs;
   const int warps = a.rt_cta * a.wk;
   const size_t r0 = region0_bytes<NT>(a), sb = stage_bytes<Src>(a), budget = smem_budget(MINB);
-  const int want = std::min(std::min(a.gpw, a.k_groups), std::min(kMaxStages, a.max_stages));
+  // One-term policies load every warp's first group at entry (perf-notes step 49); the ring carries the rest.
+  a.direct0 = (Src::kTerms == 1 && a.gpw >= 2 && !a.direct0_off) ? 1 : 0;
+  const int want = std::max(1, std::min(std::min(a.gpw, a.k_groups) - a.direct0, std::min(kMaxStages, a.max_stages)));
   const int fit = r0 + kBarBytes + sb <= budget ? static_cast<int>((budget - r0 - kBarBytes) / sb) : 0;
   a.stages = a.gpw == 1 ? 0 : std::min(want, fit);  // one group per warp: direct loads, no ring (lower latency)
   a.bar_off = static_cast<int>(r0);
