@@ -377,7 +377,7 @@ int main(int argc, char** argv) {
   }
 
   // Router: 256 x 8192 FP32 as hi + lo.
-  if (!only) {
+  if (!only || std::string(only) == "router") {  // (SKINNY_ONLY=router: the router alone)
     const int64_t n = 256, k = 8192;
     float* dw;
     CK(cudaMalloc(&dw, n * k * 4));
@@ -487,10 +487,11 @@ int main(int argc, char** argv) {
                     });
       }
       for (const auto& [suffix, dg] : {std::pair<const char*, int>{"-notail", 2}, {"-nomma", 1}, {"-stream", 3},
-                                       {"-nocluster", 16}}) {
+                                       {"-nocluster", 16}, {"-nod0", 32}}) {
         solgemm::kernels::HiLoView vd = v;
-        vd.diag = dg & ~16;
+        vd.diag = dg & ~(16 | 32);
         vd.no_cluster = dg == 16;
+        vd.no_direct0 = dg == 32;
         const solgemm::Config c = cfg_of(cands[0], nt);
         const float us =
             tm.time([&] { run_router(c, vd, x, m, static_cast<float*>(out), n, tm.s); }) - fixed;

@@ -360,13 +360,29 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   const uint32_t bars = smem_u32(smem) + static_cast<uint32_t>(a.bar_off);
   const int ring_off = a.bar_off + kBarBytes;
   if (trace && threadIdx.x == 0) stamp(trace, 0);
-  // Ring mode with a.direct0 (one-term policies): a warp's first group straight into registers, before anything
-  // else; the ring carries the rest. (Direct mode, stages == 0, loads its one group below.)
-  // The producer's first bulk copies go out ~1.5 us after entry and land ~1 us later (perf-notes step 44); plain
-  // loads issued at entry land with x, ~1 us after entry (step 49).
-  const int d0 = (Src::kTerms == 1 && S > 0) ? a.direct0 : 0;  // (two-term policies: none, registers)
+  // Ring mode with a.direct0: a warp's first group comes by plain loads issued before anything else, the ring
+  // carries the rest: one-term policies load it into registers, multi-term ones (hi + lo: registers would
+  // spill) copy it with cp.async into a slot after the ring, waited for with x. (Direct mode, stages == 0, loads
+  // its one group below.) The producer's first bulk copies go out ~1.5 us after entry and land ~1 us later
+  // (perf-notes step 44); plain loads issued at entry land with x, ~1 us after entry (steps 49, 50).
+  // (not compiled into the 32- and 64-token hi + lo variants: at their register cap they spill with it)
+  constexpr bool kFirstOk = Src::kTerms == 1 || NT <= 2;
+  const int d0 = (kFirstOk && S > 0) ? a.direct0 : 0;
+  constexpr bool kRegFirst = Src::kTerms == 1;
+  const int pre_off = ring_off + S * warps * kSlot;  // (multi-term policies: the first group's slots)
   uint4 bd[Src::kLoads];
-  if (d0 && n > 0) {
+  if (!kRegFirst && d0 && n > 0) {
+    const uint32_t pre = smem_u32(smem) + static_cast<uint32_t>(pre_off + warp * kSlot);
+#pragma unroll
+    for (int t = 0; t < T; ++t)
+#pragma unroll
+      for (int c = 0; c < Src::kLoads / T; ++c)
+        cp_async16(pre + static_cast<uint32_t>(t * Src::kTermBytes + c * 512 + lane * 16),
+                   Src::term(a, t) + (static_cast<int64_t>(rt) * a.k_groups + g_begin) * Src::kTermBytes + c * 512 +
+                       lane * 16,
+                   16);
+  }
+  if (kRegFirst && d0 && n > 0) {
 #pragma unroll
     for (int t = 0; t < T; ++t)
 #pragma unroll
@@ -572,7 +588,16 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
       if (trace && threadIdx.x == 0) stamp(trace, 2, acc[0][0][0] == 12345.f ? 1ull : 0ull);
     } else {
       if (d0) {  // the first group came straight from global memory
-        if (n > 0) group(0, bd, [] {});
+        if (n > 0) {
+          if constexpr (kRegFirst) {
+            group(0, bd, [] {});
+          } else {
+            const uint8_t* pre = smem + pre_off + warp * kSlot;
+            uint4 b[Src::kLoads];
+            Src::template lds_half<0>(pre, lane, b);
+            group(0, b, [&] { Src::template lds_half<1>(pre, lane, b); });
+          }
+        }
         if (trace && threadIdx.x == 0 && !(diag & 256)) stamp(trace, 2, acc[0][0][0] == 12345.f ? 1ull : 0ull);
       }
       int s = 0;
@@ -897,13 +922,16 @@ void launch(Args a, cudaStream_t stream) {
   (void)attrs;
   const int warps = a.rt_cta * a.wk;
   const size_t r0 = region0_bytes<NT>(a), sb = stage_bytes<Src>(a), budget = smem_budget(MINB);
-  // One-term policies load every warp's first group at entry (perf-notes step 49); the ring carries the rest.
-  a.direct0 = (Src::kTerms == 1 && a.gpw >= 2 && !a.direct0_off) ? 1 : 0;
+  // Every warp's first group by plain loads at entry, the ring carries the rest (perf-notes steps 49, 50); hi + lo
+  // only up to 16 tokens (the 32- and 64-token variants are at their register cap).
+  a.direct0 = (a.gpw >= 2 && !a.direct0_off && (Src::kTerms == 1 || NT <= 2)) ? 1 : 0;
+  const size_t pre = (a.direct0 && Src::kTerms > 1) ? sb : 0;  // multi-term: the first group's slots after the ring
   const int want = std::max(1, std::min(std::min(a.gpw, a.k_groups) - a.direct0, std::min(kMaxStages, a.max_stages)));
-  const int fit = r0 + kBarBytes + sb <= budget ? static_cast<int>((budget - r0 - kBarBytes) / sb) : 0;
+  const int fit =
+      r0 + kBarBytes + pre + sb <= budget ? static_cast<int>((budget - r0 - kBarBytes - pre) / sb) : 0;
   a.stages = a.gpw == 1 ? 0 : std::min(want, fit);  // one group per warp: direct loads, no ring (lower latency)
   a.bar_off = static_cast<int>(r0);
-  const size_t smem = r0 + (a.stages > 0 ? kBarBytes + static_cast<size_t>(a.stages) * sb : 0);
+  const size_t smem = r0 + (a.stages > 0 ? kBarBytes + static_cast<size_t>(a.stages) * sb + pre : 0);
   if (warps < 1 || warps > 31 || (warps + 1) * 32 > MAXT || a.cs < 1 || a.cs > 16 || a.gpw < 1 || a.gpw > 112 ||
       (a.gpw > 1 && a.stages < 1) || (a.cs > 1 && (a.ws == nullptr || a.cnt == nullptr)))
     throw Error(fmt::format("solgemm: skinny launch: bad layout rt_cta={} wk={} gpw={} cs={} (x and partials {} B + "
