@@ -25,6 +25,40 @@ uint32_t le32(const uint8_t* p) {
   return v;
 }
 
+// Every weight of p decoded the way the warps do: per group, lane and k step `reg(lo0, lo1, hw, r[4])` gives the four
+// A registers, the group's exception entries are patched in with `exc_bits(entry bits)`; then `check(weight, got)`
+// for every logical (row, k). Returns how many checks failed.
+template <class Reg, class ExcBits, class Check>
+int64_t decode_all(const fmt_::Packed& p, const std::vector<uint16_t>& w, Reg&& reg, ExcBits&& exc_bits, Check&& check) {
+  int64_t bad = 0;
+  for (int64_t rt = 0; rt < p.row_tiles; ++rt)
+    for (int64_t kg = 0; kg < p.k_groups; ++kg) {
+      const uint8_t* g = p.data.data() + (rt * p.k_groups + kg) * fmt_::kBytes12;
+      uint32_t r[32][4][4];
+      for (int lane = 0; lane < 32; ++lane)
+        for (int s = 0; s < 4; ++s)
+          reg(le32(g + (s >> 1) * 512 + lane * 16 + (s & 1) * 8), le32(g + (s >> 1) * 512 + lane * 16 + (s & 1) * 8 + 4),
+              le32(g + 1024 + lane * 16 + s * 4), r[lane][s]);
+      const int64_t b = rt * p.k_blocks + kg / 4;
+      for (uint32_t q = p.exc_off[b]; q < p.exc_off[b + 1]; ++q) {
+        const dec::ExcSlot sl = dec::exc_slot(p.exc[q]);
+        if (sl.group_in_block != kg % 4) continue;
+        uint32_t& rg = r[sl.lane][sl.step][sl.reg];
+        rg = dec::patch_half(rg, sl.half, exc_bits(p.exc[q] & 0xFFFFu));
+      }
+      for (int lane = 0; lane < 32; ++lane)
+        for (int s = 0; s < 4; ++s)
+          for (int j = 0; j < 4; ++j)
+            for (int h = 0; h < 2; ++h) {
+              const fmt_::Pos pos = fmt_::frag_pos(lane, s, j, h);
+              const int64_t row = rt * 16 + pos.row, col = kg * 64 + pos.k;
+              if (row >= p.n || col >= p.k) continue;
+              bad += !check(w[static_cast<size_t>(row * p.k + col)], static_cast<uint16_t>(r[lane][s][j] >> (16 * h)));
+            }
+    }
+  return bad;
+}
+
 TEST(SkinnyDecode, MatchesOriginalBits) {
   const uint64_t seed = solgemm::testing::test_seed(0xDEC0DEu);
   std::mt19937_64 rng(seed);
@@ -38,39 +72,15 @@ TEST(SkinnyDecode, MatchesOriginalBits) {
   ASSERT_EQ(p.code, fmt_::Code::bits12) << "seed " << seed;
   ASSERT_GT(p.exceptions(), 0) << "seed " << seed;
   const uint32_t add = dec::base_add(p.base);
-  int64_t bad = 0;
-  for (int64_t rt = 0; rt < p.row_tiles; ++rt)
-    for (int64_t kg = 0; kg < p.k_groups; ++kg) {
-      const uint8_t* g = p.data.data() + (rt * p.k_groups + kg) * fmt_::kBytes12;
-      uint32_t r[32][4][4];
-      for (int lane = 0; lane < 32; ++lane)
-        for (int s = 0; s < 4; ++s) {
-          const uint32_t lo0 = le32(g + (s >> 1) * 512 + lane * 16 + (s & 1) * 8);
-          const uint32_t lo1 = le32(g + (s >> 1) * 512 + lane * 16 + (s & 1) * 8 + 4);
-          const uint32_t hw = le32(g + 1024 + lane * 16 + s * 4);
-          r[lane][s][0] = dec::reg12<0>(lo0, lo1, hw, add);
-          r[lane][s][1] = dec::reg12<1>(lo0, lo1, hw, add);
-          r[lane][s][2] = dec::reg12<2>(lo0, lo1, hw, add);
-          r[lane][s][3] = dec::reg12<3>(lo0, lo1, hw, add);
-        }
-      const int64_t b = rt * p.k_blocks + kg / 4;
-      for (uint32_t q = p.exc_off[b]; q < p.exc_off[b + 1]; ++q) {
-        const dec::ExcSlot sl = dec::exc_slot(p.exc[q]);
-        if (sl.group_in_block != kg % 4) continue;
-        uint32_t& reg = r[sl.lane][sl.step][sl.reg];
-        reg = dec::patch_half(reg, sl.half, p.exc[q] & 0xFFFFu);
-      }
-      for (int lane = 0; lane < 32; ++lane)
-        for (int s = 0; s < 4; ++s)
-          for (int j = 0; j < 4; ++j)
-            for (int h = 0; h < 2; ++h) {
-              const fmt_::Pos pos = fmt_::frag_pos(lane, s, j, h);
-              const int64_t row = rt * 16 + pos.row, col = kg * 64 + pos.k;
-              if (row >= n || col >= k) continue;
-              const uint16_t got = static_cast<uint16_t>(r[lane][s][j] >> (16 * h));
-              bad += got != w[static_cast<size_t>(row * k + col)];
-            }
-    }
+  const int64_t bad = decode_all(
+      p, w,
+      [&](uint32_t lo0, uint32_t lo1, uint32_t hw, uint32_t (&r)[4]) {
+        r[0] = dec::reg12<0>(lo0, lo1, hw, add);
+        r[1] = dec::reg12<1>(lo0, lo1, hw, add);
+        r[2] = dec::reg12<2>(lo0, lo1, hw, add);
+        r[3] = dec::reg12<3>(lo0, lo1, hw, add);
+      },
+      [](uint32_t bits) { return bits; }, [](uint16_t want, uint16_t got) { return want == got; });
   EXPECT_EQ(bad, 0) << "decoded weights differ from the original; seed " << seed;
 }
 
@@ -99,42 +109,20 @@ TEST(SkinnyDecode, CodedDomainIsTrueTimesPowerOfTwo) {
     ASSERT_TRUE(d >= 0 && d < 16);
     const uint32_t orv = dec::coded_or(ca);
     const float scale = std::ldexp(1.f, d);
-    int64_t bad = 0;
-    for (int64_t rt = 0; rt < p.row_tiles; ++rt)
-      for (int64_t kg = 0; kg < p.k_groups; ++kg) {
-        const uint8_t* g = p.data.data() + (rt * p.k_groups + kg) * fmt_::kBytes12;
-        uint32_t r[32][4][4];
-        for (int lane = 0; lane < 32; ++lane)
-          for (int s = 0; s < 4; ++s) {
-            const uint32_t lo0 = le32(g + (s >> 1) * 512 + lane * 16 + (s & 1) * 8);
-            const uint32_t lo1 = le32(g + (s >> 1) * 512 + lane * 16 + (s & 1) * 8 + 4);
-            const uint32_t hw = le32(g + 1024 + lane * 16 + s * 4);
-            r[lane][s][0] = dec::reg12_coded<0>(lo0, lo1, hw, orv);
-            r[lane][s][1] = dec::reg12_coded<1>(lo0, lo1, hw, orv);
-            r[lane][s][2] = dec::reg12_coded<2>(lo0, lo1, hw, orv);
-            r[lane][s][3] = dec::reg12_coded<3>(lo0, lo1, hw, orv);
-          }
-        const int64_t b = rt * p.k_blocks + kg / 4;
-        for (uint32_t q = p.exc_off[b]; q < p.exc_off[b + 1]; ++q) {
-          const dec::ExcSlot sl = dec::exc_slot(p.exc[q]);
-          if (sl.group_in_block != kg % 4) continue;
-          uint32_t& reg = r[sl.lane][sl.step][sl.reg];
-          reg = dec::patch_half(reg, sl.half, dec::coded_exc_bits(p.exc[q] & 0xFFFFu, scale));
-        }
-        for (int lane = 0; lane < 32; ++lane)
-          for (int s = 0; s < 4; ++s)
-            for (int j = 0; j < 4; ++j)
-              for (int h = 0; h < 2; ++h) {
-                const fmt_::Pos pos = fmt_::frag_pos(lane, s, j, h);
-                const int64_t row = rt * 16 + pos.row, col = kg * 64 + pos.k;
-                if (row >= n || col >= k) continue;
-                const uint16_t got = static_cast<uint16_t>(r[lane][s][j] >> (16 * h));
-                const uint16_t want = w[static_cast<size_t>(row * k + col)];
-                const float gv = fmt_::bf16_to_f32(got) / scale, wv = fmt_::bf16_to_f32(want);
-                const bool same = std::isnan(wv) ? std::isnan(gv) : (gv == wv && std::signbit(gv) == std::signbit(wv));
-                bad += !same || got != dec::coded_exc_bits(want, scale);
-              }
-      }
+    const int64_t bad = decode_all(
+        p, w,
+        [&](uint32_t lo0, uint32_t lo1, uint32_t hw, uint32_t (&r)[4]) {
+          r[0] = dec::reg12_coded<0>(lo0, lo1, hw, orv);
+          r[1] = dec::reg12_coded<1>(lo0, lo1, hw, orv);
+          r[2] = dec::reg12_coded<2>(lo0, lo1, hw, orv);
+          r[3] = dec::reg12_coded<3>(lo0, lo1, hw, orv);
+        },
+        [&](uint32_t bits) { return dec::coded_exc_bits(bits, scale); },
+        [&](uint16_t want, uint16_t got) {
+          const float gv = fmt_::bf16_to_f32(got) / scale, wv = fmt_::bf16_to_f32(want);
+          const bool same = std::isnan(wv) ? std::isnan(gv) : (gv == wv && std::signbit(gv) == std::signbit(wv));
+          return same && got == dec::coded_exc_bits(want, scale);
+        });
     EXPECT_EQ(bad, 0) << "coded slots differ from true * 2^" << d << " (base " << p.base << "); seed " << seed;
   }
   EXPECT_GE(tried, 8) << "seed " << seed;

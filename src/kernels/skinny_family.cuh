@@ -370,26 +370,23 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   const int d0 = (kFirstOk && S > 0) ? a.direct0 : 0;
   constexpr bool kRegFirst = Src::kTerms == 1;
   const int pre_off = ring_off + S * warps * kSlot;  // (multi-term policies: the first group's slots)
+  // Lane's 16 bytes of chunk c of term t of the warp's first group.
+  auto first_src = [&](int t, int c) {
+    return Src::term(a, t) + (static_cast<int64_t>(rt) * a.k_groups + g_begin) * Src::kTermBytes + c * 512 + lane * 16;
+  };
   uint4 bd[Src::kLoads];
-  if (!kRegFirst && d0 && n > 0) {
-    const uint32_t pre = smem_u32(smem) + static_cast<uint32_t>(pre_off + warp * kSlot);
+  if (d0 && n > 0) {
 #pragma unroll
     for (int t = 0; t < T; ++t)
 #pragma unroll
-      for (int c = 0; c < Src::kLoads / T; ++c)
-        cp_async16(pre + static_cast<uint32_t>(t * Src::kTermBytes + c * 512 + lane * 16),
-                   Src::term(a, t) + (static_cast<int64_t>(rt) * a.k_groups + g_begin) * Src::kTermBytes + c * 512 +
-                       lane * 16,
-                   16);
-  }
-  if (kRegFirst && d0 && n > 0) {
-#pragma unroll
-    for (int t = 0; t < T; ++t)
-#pragma unroll
-      for (int c = 0; c < Src::kLoads / T; ++c)
-        bd[t * (Src::kLoads / T) + c] =
-            ld_stream16(Src::term(a, t) + (static_cast<int64_t>(rt) * a.k_groups + g_begin) * Src::kTermBytes +
-                        c * 512 + lane * 16);
+      for (int c = 0; c < Src::kLoads / T; ++c) {
+        if constexpr (kRegFirst)
+          bd[t * (Src::kLoads / T) + c] = ld_stream16(first_src(t, c));
+        else
+          cp_async16(smem_u32(smem) + static_cast<uint32_t>(pre_off + warp * kSlot + t * Src::kTermBytes + c * 512 +
+                                                             lane * 16),
+                     first_src(t, c), 16);
+      }
   }
   // The exception offsets of this warp's blocks first, before the weight stream fills the memory queue
   // (perf-notes step 21: 1.2-1.6 us at m = 32).
@@ -532,10 +529,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
 #pragma unroll
     for (int t = 0; t < T; ++t)
 #pragma unroll
-      for (int c = 0; c < Src::kLoads / T; ++c)
-        bd[t * (Src::kLoads / T) + c] =
-            ld_stream16(Src::term(a, t) + (static_cast<int64_t>(rt) * a.k_groups + g_begin) * Src::kTermBytes +
-                        c * 512 + lane * 16);
+      for (int c = 0; c < Src::kLoads / T; ++c) bd[t * (Src::kLoads / T) + c] = ld_stream16(first_src(t, c));
   }
   if (XP == 0) {
     asm volatile("cp.async.wait_all;\n" ::: "memory");
