@@ -497,7 +497,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
       pn = prt < a.row_tiles ? max(min(a.gpw, a.k_groups - g0), 0) : 0;
       pg = static_cast<int64_t>(prt) * a.k_groups + g0;
     }
-    // (bench, no tail: stamps 4, 5, 6 = the producer's lane setup done, stage 0 posted, its copies issued)
+    // (bench, no tail: stamps 4, 5, 6 = the producer's lane setup done, its first stage posted, its copies issued)
     if (trace && (diag & 2) && lane == 0) stamp(trace, 4, pg == 12345 ? 1ull : 0ull);
     int q = 0;
     uint32_t pph = 0;
@@ -507,7 +507,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
       if (lane == 0) {
         if (!(diag & 8192)) mbar_wait(bars + 8u * (S + q), pph ^ 1u);
         mbar_arrive_expect_tx(bars + 8u * q, static_cast<uint32_t>(__popc(act) * kSlot));
-        if (i == 0 && trace && (diag & 2)) stamp(trace, 5);
+        if (i == d0 && trace && (diag & 2)) stamp(trace, 5);
       }
       __syncwarp();
       if (i < pn) {
@@ -517,7 +517,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
           bulk_g2s(dst + t * Src::kTermBytes, Src::term(a, t) + (pg + i) * Src::kTermBytes, Src::kTermBytes,
                    bars + 8u * q);
       }
-      if (i == 0 && trace && (diag & 2) && lane == 0) stamp(trace, 6);
+      if (i == d0 && trace && (diag & 2) && lane == 0) stamp(trace, 6);
       if (++q == S) {
         q = 0;
         pph ^= 1u;
