@@ -30,6 +30,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench_data.cuh"
 #include "bench_util.cuh"
 #include "kernels/family_dispatch.cuh"
 #include "kernels/kernels.hpp"
@@ -56,29 +57,6 @@ void run_router(const solgemm::Config& c, const solgemm::kernels::HiLoView& v, c
     solgemm::kernels::launch_router(c, v, x, m, out, rows, s);
 }
 
-__device__ inline uint64_t mix(uint64_t z) {
-  z += 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-__device__ inline float gauss(uint64_t i, float sigma) {
-  const uint64_t h = mix(i * 0x632BE59BD9B4E019ull);
-  const float u1 = (static_cast<float>(h >> 40) + 0.5f) * (1.0f / 16777216.0f);
-  const float u2 = static_cast<float>((h >> 16) & 0xFFFFFF) * (1.0f / 16777216.0f);
-  return sigma * sqrtf(-2.f * logf(u1)) * cospif(2.f * u2);
-}
-__global__ void gen_bf16(__nv_bfloat16* p, int64_t n, uint64_t off, float sigma) {
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
-    p[i] = __float2bfloat16_rn(gauss(off + static_cast<uint64_t>(i), sigma));
-}
-__global__ void gen_f32(float* p, int64_t n, uint64_t off, float sigma) {
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
-    p[i] = gauss(off + static_cast<uint64_t>(i), sigma);
-}
-
 struct Layout {
   int cs, rt_cta, wk, gpw;
   int stages = 0;  // ring depth cap (0: the launcher's)
@@ -93,25 +71,6 @@ struct Shape {
   int64_t n, k, rows;
   std::vector<Layout> cands;
 };
-
-template <class T>
-double rel_diff(const std::vector<T>& a, const std::vector<T>& b) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    double x, y;
-    if constexpr (std::is_same_v<T, float>) {
-      x = a[i];
-      y = b[i];
-    } else {
-      x = solgemm::format::bf16_to_f32(a[i]);
-      y = solgemm::format::bf16_to_f32(b[i]);
-    }
-    num += (x - y) * (x - y);
-    den += y * y;
-  }
-  return std::sqrt(num / std::max(den, 1e-300));
-}
-
 
 }  // namespace
 

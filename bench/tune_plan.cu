@@ -1,0 +1,298 @@
+// tune_plan: the committed tuning sweep behind the plan table (src/plan.cpp; issues 4 and 5).
+//
+// For every layer shape of the judge and every m of a list, it times every valid layout of the skinny family
+// (packed 12-bit BF16 weights) or the router family (FP32 weights as BF16 hi + lo): split_k x rt_cta x wk x gpw
+// with split_k * wk * gpw covering K's 64-wide groups exactly, at most two CTAs per SM in one wave, the n_tiles the
+// plan uses at that m. Each is timed as the judge times calls (bench_util.cuh: captured into a CUDA graph,
+// replayed after a 512 MB read, events around the replay, median, the empty-kernel graph subtracted): a screening
+// pass over all layouts, then the best few, the plan's layout, cuBLAS called as the baseline calls it and the
+// vendor family as prepare tunes it (cuBLASLt) again in one pass. Every layout's output is checked against
+// cuBLAS (BF16) or the plan's layout (router) before it is timed.
+//
+// Layouts in one K-order class sum K in the same order (the same k slices, summed by the same association: all
+// in sequence when split_k == 1 or wk == 1, else the wk warps of each CTA first), so a shape may switch between
+// them with m and stay batch invariant (docs/kernels.md); the table names each layout's class.
+//
+// Output: markdown on stdout, one table per shape (committed under docs/results/tuning/).
+// Usage: tune_plan [screen reps=15] [final reps=60] [m list, e.g. 1,8,16] [shape name]
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench_data.cuh"
+#include "bench_util.cuh"
+#include "kernels/kernels.hpp"
+#include "solgemm/format.hpp"
+#include "solgemm/plan.hpp"
+
+namespace {
+
+using namespace bench;  // NOLINT: the shared timing and data helpers
+
+struct Layout {
+  int cs, rt, wk, gpw;
+};
+std::string lstr(const Layout& l) { return fmt::format("cs{}/rt{}/wk{}/g{}", l.cs, l.rt, l.wk, l.gpw); }
+// The K-order class (see the header comment).
+std::string kclass(const Layout& l) {
+  if (l.cs == 1 || l.wk == 1) return fmt::format("seq {}x{}", l.cs * l.wk, l.gpw);
+  return fmt::format("{}x({}x{})", l.cs, l.wk, l.gpw);
+}
+
+// Every layout that covers k_groups exactly with at most `max_warps` compute warps per CTA and at most two CTAs
+// per SM in one wave (and at least a quarter of the SMs busy).
+std::vector<Layout> layouts(int64_t row_tiles, int64_t k_groups, int max_warps, int sms) {
+  std::vector<Layout> v;
+  for (int cs : {1, 2, 4, 8, 16})
+    for (int wk : {1, 2, 4, 8, 16}) {
+      if (k_groups % (cs * wk) != 0) continue;
+      const int gpw = static_cast<int>(k_groups / (cs * wk));
+      if (gpw > 112) continue;
+      for (int rt : {1, 2, 3, 4, 6, 8, 9, 12, 16, 18}) {
+        if (rt * wk > max_warps || rt > row_tiles) continue;
+        const int64_t ctas = cs * ((row_tiles + rt - 1) / rt);
+        if (ctas > 2 * sms || ctas < sms / 4) continue;
+        v.push_back({cs, rt, wk, gpw});
+      }
+    }
+  return v;
+}
+
+struct Result {
+  Layout l;
+  float us = 0;
+};
+
+struct ShapeSpec {
+  const char* name;
+  int64_t n, k, rows;  // rows computed (the unpooler's slice: 1024)
+  bool hilo;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Timer tm;
+  const int screen_reps = argc > 1 ? std::atoi(argv[1]) : 15;
+  const int final_reps = argc > 2 ? std::atoi(argv[2]) : 60;
+  std::vector<int> ms = {1, 2, 4, 8, 16, 24, 32, 48, 64, 128, 256};
+  if (argc > 3) {
+    ms.clear();
+    for (const char* p = argv[3]; *p;) {
+      ms.push_back(std::atoi(p));
+      while (*p && *p != ',') ++p;
+      if (*p == ',') ++p;
+    }
+  }
+  const std::string only = argc > 4 ? argv[4] : "";
+  cudaDeviceProp prop;
+  CK(cudaGetDeviceProperties(&prop, 0));
+  std::printf("# tune_plan: %s, %d SMs; screening %d replays per layout, final %d; times in us (cold L2, graph "
+              "replay, fixed cost subtracted)\n\n",
+              prop.name, prop.multiProcessorCount, screen_reps, final_reps);
+  tm.reps = final_reps;
+  const float fixed = tm.fixed_cost();
+
+  solgemm::kernels::SplitWs split;  // as src/api.cu allocates it, generous enough for every layout
+  split.ws_floats = size_t{32} << 20;
+  split.counters = size_t{1} << 16;
+  CK(cudaMalloc(&split.ws, split.ws_floats * 4));
+  CK(cudaMalloc(&split.cnt, split.counters * 4));
+  CK(cudaMemset(split.cnt, 0, split.counters * 4));
+  cublasHandle_t handle;
+  if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) return 1;
+  void* blas_ws;
+  CK(cudaMalloc(&blas_ws, size_t{32} << 20));
+  const solgemm::kernels::Blas blas{handle, blas_ws, size_t{32} << 20};
+  const int max_m = *std::max_element(ms.begin(), ms.end());
+  __nv_bfloat16* x;
+  CK(cudaMalloc(&x, static_cast<size_t>(max_m) * 8192 * 2));
+  gen_bf16<<<1024, 256>>>(x, static_cast<int64_t>(max_m) * 8192, 12345, 1.0f);
+  void *out, *ref;
+  CK(cudaMalloc(&out, static_cast<size_t>(max_m) * 8192 * 4));
+  CK(cudaMalloc(&ref, static_cast<size_t>(max_m) * 8192 * 4));
+
+  const ShapeSpec shapes[] = {{"qkv_gate", 2304, 8192, 2304, false}, {"o", 8192, 1024, 8192, false},
+                              {"pooler", 4096, 8192, 4096, false},   {"unpooler", 8192, 4096, 8192, false},
+                              {"unpooler slice", 8192, 4096, 1024, false}, {"router", 256, 8192, 256, true}};
+  for (const ShapeSpec& sh : shapes) {
+    if (!only.empty() && only != sh.name) continue;
+    const size_t wb = sh.hilo ? 4 : 2;
+    void* dw;
+    CK(cudaMalloc(&dw, sh.n * sh.k * wb));
+    if (sh.hilo)
+      gen_f32<<<2048, 256>>>(static_cast<float*>(dw), sh.n * sh.k, 999, 0.02f);
+    else
+      gen_bf16<<<2048, 256>>>(static_cast<__nv_bfloat16*>(dw), sh.n * sh.k, 777 + sh.n, 0.02f);
+    CK(cudaDeviceSynchronize());
+    std::vector<void*> owned;
+    auto upload = [&](const void* h, size_t bytes) {
+      void* d;
+      CK(cudaMalloc(&d, bytes + 4));
+      CK(cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice));
+      owned.push_back(d);
+      return d;
+    };
+    solgemm::kernels::PackedView pv;
+    solgemm::kernels::HiLoView hv;
+    int64_t k_groups = 0;
+    std::string stored;
+    void *hi_rm = nullptr, *lo_rm = nullptr;  // router: row-major terms for cuBLAS hi + lo
+    std::shared_ptr<solgemm::kernels::VendorTable> table;
+    if (sh.hilo) {
+      std::vector<float> hw(static_cast<size_t>(sh.n * sh.k));
+      CK(cudaMemcpy(hw.data(), dw, hw.size() * 4, cudaMemcpyDeviceToHost));
+      const solgemm::format::PackedHiLo hl = solgemm::format::encode_hilo(hw.data(), sh.n, sh.k, false);
+      hv.hi = static_cast<const uint8_t*>(upload(hl.hi.data(), hl.hi.size()));
+      hv.lo = static_cast<const uint8_t*>(upload(hl.lo.data(), hl.lo.size()));
+      hv.n = sh.n;
+      hv.k = sh.k;
+      hv.row_tiles = hl.row_tiles;
+      hv.k_groups = k_groups = hl.k_groups;
+      hv.split = split;
+      std::vector<uint16_t> rh(hw.size()), rl(hw.size());
+      solgemm::format::split_rowmajor(hw.data(), sh.n * sh.k, false, rh.data(), rl.data(), nullptr);
+      hi_rm = upload(rh.data(), rh.size() * 2);
+      lo_rm = upload(rl.data(), rl.size() * 2);
+      stored = "BF16 hi + lo";
+    } else {
+      std::vector<uint16_t> hw(static_cast<size_t>(sh.n * sh.k));
+      CK(cudaMemcpy(hw.data(), dw, hw.size() * 2, cudaMemcpyDeviceToHost));
+      const solgemm::format::Packed pk = solgemm::format::encode_bf16(hw.data(), sh.n, sh.k);
+      pv.data = static_cast<const uint8_t*>(upload(pk.data.data(), pk.data.size()));
+      pv.exc_off = static_cast<const uint32_t*>(upload(pk.exc_off.data(), pk.exc_off.size() * 4));
+      pv.exc = static_cast<const uint32_t*>(upload(pk.exc.data(), pk.exc.size() * 4));
+      pv.bits12 = pk.code == solgemm::format::Code::bits12;
+      pv.base = pk.base;
+      pv.n = sh.n;
+      pv.k = sh.k;
+      pv.row_tiles = pk.row_tiles;
+      pv.k_groups = k_groups = pk.k_groups;
+      pv.k_blocks = pk.k_blocks;
+      pv.split = split;
+      table = solgemm::kernels::tune_vendor(blas, dw, sh.n, sh.k, tm.s);
+      stored = pk.describe();
+    }
+    const int64_t comp_tiles = (sh.rows + 15) / 16;
+    const solgemm::Storage storage = sh.hilo ? solgemm::Storage::hilo : solgemm::Storage::packed12;
+    const solgemm::Kernel family = sh.hilo ? solgemm::Kernel::router : solgemm::Kernel::skinny;
+    std::printf("\n## %s (%lld x %lld, rows %lld; %s)\n\n", sh.name, static_cast<long long>(sh.n),
+                static_cast<long long>(sh.k), static_cast<long long>(sh.rows), stored.c_str());
+    std::printf("| m | n_tiles | plan | plan layout us | best layouts us (K-order class) | best in the plan layout's "
+                "class | cuBLAS us | vendor us | fastest |\n|---|---|---|---|---|---|---|---|---|\n");
+    for (int m : ms) {
+      if (!sh.hilo && m > 64) continue;  // the skinny family serves m <= 64
+      solgemm::Plan plan;
+      try {
+        plan = solgemm::select_plan({sh.rows, sh.k, storage}, m, family);
+      } catch (const std::exception&) {
+        continue;
+      }
+      const int nt = plan.cfg.n_tiles;
+      const Layout plan_l{plan.cfg.split_k, plan.cfg.rt_cta, plan.cfg.wk, plan.cfg.gpw};
+      const int max_warps = sh.hilo ? (nt == 8 ? 8 : 16) : (nt == 4 ? 18 : 31);
+      auto run = [&](const Layout& l) {
+        const solgemm::Config c = solgemm::layout_config(l.cs, l.rt, l.wk, l.gpw, nt);
+        if (sh.hilo)
+          solgemm::kernels::launch_router(c, hv, x, m, static_cast<float*>(out), sh.rows, tm.s);
+        else
+          solgemm::kernels::launch_skinny(c, pv, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
+      };
+      // The reference output: cuBLAS (BF16), or the plan's layout (router; covered by the GPU tests).
+      const size_t n_out = static_cast<size_t>(m) * sh.rows;
+      std::vector<uint16_t> ref16;
+      std::vector<float> ref32;
+      if (sh.hilo) {
+        run(plan_l);
+        CK(cudaStreamSynchronize(tm.s));
+        ref32.resize(n_out);
+        CK(cudaMemcpy(ref32.data(), out, n_out * 4, cudaMemcpyDeviceToHost));
+      } else {
+        solgemm::kernels::launch_vendor(blas, nullptr, dw, x, m, static_cast<__nv_bfloat16*>(ref), sh.rows, sh.k, tm.s);
+        CK(cudaStreamSynchronize(tm.s));
+        ref16.resize(n_out);
+        CK(cudaMemcpy(ref16.data(), ref, n_out * 2, cudaMemcpyDeviceToHost));
+      }
+      // Screening: every valid layout that launches and is correct.
+      std::vector<Result> res;
+      int failed = 0;
+      for (const Layout& l : layouts(comp_tiles, k_groups, max_warps, tm.sms)) {
+        CK(cudaMemset(out, 0xFF, n_out * 4));
+        try {
+          run(l);
+          CK(cudaStreamSynchronize(tm.s));
+        } catch (const std::exception&) {  // (shared memory or workspace: not a candidate)
+          cudaGetLastError();
+          continue;
+        }
+        double rd;
+        if (sh.hilo) {
+          std::vector<float> o(n_out);
+          CK(cudaMemcpy(o.data(), out, n_out * 4, cudaMemcpyDeviceToHost));
+          rd = rel_diff(o, ref32);
+        } else {
+          std::vector<uint16_t> o(n_out);
+          CK(cudaMemcpy(o.data(), out, n_out * 2, cudaMemcpyDeviceToHost));
+          rd = rel_diff(o, ref16);
+        }
+        if (!(rd < (sh.hilo ? 1e-5 : 1e-2))) {  // (NaN fails too)
+          std::printf("<!-- %s m=%d %s: wrong output, rel diff %.3e -->\n", sh.name, m, lstr(l).c_str(), rd);
+          ++failed;
+          continue;
+        }
+        tm.reps = screen_reps;
+        res.push_back({l, tm.time([&] { run(l); }) - fixed});
+      }
+      std::sort(res.begin(), res.end(), [](const Result& a, const Result& b) { return a.us < b.us; });
+      // Final pass: the best 4, the plan's layout and the best of its class, cuBLAS and the vendor family.
+      tm.reps = final_reps;
+      std::vector<Result> top(res.begin(), res.begin() + std::min<size_t>(4, res.size()));
+      for (Result& r : top) r.us = tm.time([&] { run(r.l); }) - fixed;
+      std::sort(top.begin(), top.end(), [](const Result& a, const Result& b) { return a.us < b.us; });
+      const float plan_us = tm.time([&] { run(plan_l); }) - fixed;
+      Result cls{plan_l, plan_us};
+      for (const Result& r : res)
+        if (kclass(r.l) == kclass(plan_l) && (r.l.cs != plan_l.cs || r.l.rt != plan_l.rt || r.l.wk != plan_l.wk)) {
+          const float us = tm.time([&] { run(r.l); }) - fixed;
+          if (us < cls.us) cls = {r.l, us};
+          break;  // (the best screened one of the class)
+        }
+      float cublas_us, vendor_us;
+      if (sh.hilo) {
+        cublas_us = vendor_us = tm.time([&] {
+          solgemm::kernels::launch_vendor_hilo(blas, hi_rm, lo_rm, nullptr, x, m, static_cast<float*>(out), sh.rows,
+                                               sh.k, tm.s);
+        }) - fixed;
+      } else {
+        cublas_us = tm.time([&] {
+          solgemm::kernels::launch_vendor(blas, nullptr, dw, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, sh.k, tm.s);
+        }) - fixed;
+        vendor_us = tm.time([&] {
+          solgemm::kernels::launch_vendor(blas, table.get(), dw, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, sh.k,
+                                          tm.s);
+        }) - fixed;
+      }
+      std::string best;
+      for (const Result& r : top) best += fmt::format("{}{} {:.2f} ({})", best.empty() ? "" : "; ", lstr(r.l), r.us, kclass(r.l));
+      const float best_us = top.empty() ? 1e9f : top.front().us;
+      const char* fastest = best_us <= std::min(cublas_us, vendor_us) ? (sh.hilo ? "router" : "skinny")
+                            : (sh.hilo ? "cuBLAS hi + lo" : (vendor_us < cublas_us ? "vendor" : "cuBLAS"));
+      std::printf("| %d | %d | %s | %s %.2f | %s | %s %.2f | %.2f | %.2f | %s |\n", m, nt,
+                  solgemm::to_string(solgemm::select_plan({sh.rows, sh.k, storage}, m).kernel), lstr(plan_l).c_str(),
+                  plan_us, best.c_str(), lstr(cls.l).c_str(), cls.us, cublas_us, vendor_us, fastest);
+      if (failed) std::printf("<!-- %d layouts gave wrong output -->\n", failed);
+      std::fflush(stdout);
+    }
+    for (void* p : owned) CK(cudaFree(p));
+    CK(cudaFree(dw));
+  }
+  return 0;
+}
