@@ -190,11 +190,15 @@ int main(int argc, char** argv) {
                 "class | cuBLAS us | vendor us | fastest |\n|---|---|---|---|---|---|---|---|---|\n");
     for (int m : ms) {
       if (!sh.hilo && m > 64) continue;  // the skinny family serves m <= 64
-      solgemm::Plan plan;
-      try {
-        plan = solgemm::select_plan({sh.rows, sh.k, storage}, m, family);
-      } catch (const std::exception&) {
-        continue;
+      // The plan's layout: its own choice where it picks this family, else the family's layout when forced.
+      solgemm::Plan plan = solgemm::select_plan({sh.rows, sh.k, storage}, m);
+      const solgemm::Kernel chosen = plan.kernel;
+      if (plan.kernel != family) {
+        try {
+          plan = solgemm::select_plan({sh.rows, sh.k, storage}, m, family);
+        } catch (const std::exception&) {
+          continue;
+        }
       }
       const int nt = plan.cfg.n_tiles;
       const Layout plan_l{plan.cfg.split_k, plan.cfg.rt_cta, plan.cfg.wk, plan.cfg.gpw};
@@ -286,7 +290,7 @@ int main(int argc, char** argv) {
       const char* fastest = best_us <= std::min(cublas_us, vendor_us) ? (sh.hilo ? "router" : "skinny")
                             : (sh.hilo ? "cuBLAS hi + lo" : (vendor_us < cublas_us ? "vendor" : "cuBLAS"));
       std::printf("| %d | %d | %s | %s %.2f | %s | %s %.2f | %.2f | %.2f | %s |\n", m, nt,
-                  solgemm::to_string(solgemm::select_plan({sh.rows, sh.k, storage}, m).kernel), lstr(plan_l).c_str(),
+                  solgemm::to_string(chosen), lstr(plan_l).c_str(),
                   plan_us, best.c_str(), lstr(cls.l).c_str(), cls.us, cublas_us, vendor_us, fastest);
       if (failed) std::printf("<!-- %d layouts gave wrong output -->\n", failed);
       std::fflush(stdout);

@@ -210,21 +210,31 @@ TEST(Skinny, CodedDomainFallback16) {
   }
 }
 
-// The plan (no forced family) changes the pooler's and the unpooler's layout with m inside their skinny ranges (no
-// split at m <= 2, split K above: perf-notes step 43); the K order is the same, so every row must come out bitwise
-// equal at every m of the range, and within the FP64 bound.
+// The plan (no forced family) changes a shape's layout with m inside its skinny range (the pooler and the
+// unpooler: no split at m <= 2, split K above, perf-notes step 43; qkv_gate: 6 row tiles per CTA up to 8 tokens,
+// 9 above, tune_plan); the K order is the same, so every row must come out bitwise equal at every m of the range,
+// and within the FP64 bound.
 TEST(Skinny, PlanLayoutsBatchInvariant) {
   SOLGEMM_REQUIRE_GPU();
   const uint64_t seed = solgemm::testing::test_seed(0xB17u);
   struct L { int64_t n, k; int max_m; };
-  for (const L& l : {L{4096, 8192, 16}, L{8192, 4096, 8}}) {
+  // "split_k=.. n_tiles=.. warps=.. rt_cta=.." without n_tiles: the layout part of a plan's description
+  auto layout_of = [](const std::string& plan) {
+    const size_t b = plan.find("split_k="), e = plan.find(']');
+    std::string l = plan.substr(b, e - b);
+    const size_t t = l.find(" n_tiles=");
+    return l.erase(t, l.find(' ', t + 1) - t);
+  };
+  for (const L& l : {L{4096, 8192, 16}, L{8192, 4096, 8}, L{2304, 8192, 16}}) {
     SCOPED_TRACE(std::to_string(l.n) + "x" + std::to_string(l.k) + " " + skt::seed_msg(seed));
     Dev<__nv_bfloat16> dw(static_cast<size_t>(l.n * l.k));
     skt::gen_bf16<<<2048, 256>>>(dw.p, l.n * l.k, seed + l.n, 0.02f);
     SKT_CK(cudaDeviceSynchronize());
     auto w = solgemm::Weights::prepare(dw.p, solgemm::DType::bf16, l.n, l.k, nullptr, {});
-    ASSERT_NE(w.plan_for(1, l.n).find("split_k=1 "), std::string::npos) << w.plan_for(1, l.n);
-    ASSERT_EQ(w.plan_for(l.max_m, l.n).find("split_k=1 "), std::string::npos) << w.plan_for(l.max_m, l.n);
+    ASSERT_NE(w.plan_for(1, l.n).find("skinny"), std::string::npos) << w.plan_for(1, l.n);
+    ASSERT_NE(w.plan_for(l.max_m, l.n).find("skinny"), std::string::npos) << w.plan_for(l.max_m, l.n);
+    ASSERT_NE(layout_of(w.plan_for(1, l.n)), layout_of(w.plan_for(l.max_m, l.n)))
+        << "the range should exercise two layouts: " << w.plan_for(1, l.n);
     Dev<__nv_bfloat16> x(static_cast<size_t>(l.max_m * l.k));
     skt::make_x(x.p, l.max_m, l.k, seed, nullptr, 8);
     Dev<double> ref(static_cast<size_t>(l.max_m * l.n));
