@@ -48,8 +48,8 @@ std::string kclass(const Layout& l) {
 }
 
 // Every layout that covers k_groups exactly with at most `max_warps` compute warps per CTA and at most two CTAs
-// per SM in one wave (and at least a quarter of the SMs busy).
-std::vector<Layout> layouts(int64_t row_tiles, int64_t k_groups, int max_warps, int sms) {
+// per SM in one wave (and at least a quarter of the SMs busy), counting the `chunks` token chunks of a call.
+std::vector<Layout> layouts(int64_t row_tiles, int64_t k_groups, int max_warps, int sms, int64_t chunks) {
   std::vector<Layout> v;
   for (int cs : {1, 2, 4, 8, 16})
     for (int wk : {1, 2, 4, 8, 16}) {
@@ -58,7 +58,7 @@ std::vector<Layout> layouts(int64_t row_tiles, int64_t k_groups, int max_warps, 
       if (gpw > 112) continue;
       for (int rt : {1, 2, 3, 4, 6, 8, 9, 12, 16, 18}) {
         if (rt * wk > max_warps || rt > row_tiles) continue;
-        const int64_t ctas = cs * ((row_tiles + rt - 1) / rt);
+        const int64_t ctas = cs * ((row_tiles + rt - 1) / rt) * chunks;
         if (ctas > 2 * sms || ctas < sms / 4) continue;
         v.push_back({cs, rt, wk, gpw});
       }
@@ -228,7 +228,7 @@ int main(int argc, char** argv) {
       // Screening: every valid layout that launches and is correct.
       std::vector<Result> res;
       int failed = 0;
-      for (const Layout& l : layouts(comp_tiles, k_groups, max_warps, tm.sms)) {
+      for (const Layout& l : layouts(comp_tiles, k_groups, max_warps, tm.sms, (m + 8 * nt - 1) / (8 * nt))) {
         CK(cudaMemset(out, 0xFF, n_out * 4));
         try {
           run(l);
@@ -286,7 +286,7 @@ int main(int argc, char** argv) {
       }
       std::string best;
       for (const Result& r : top) best += fmt::format("{}{} {:.2f} ({})", best.empty() ? "" : "; ", lstr(r.l), r.us, kclass(r.l));
-      const float best_us = top.empty() ? 1e9f : top.front().us;
+      const float best_us = std::min(top.empty() ? 1e9f : top.front().us, std::min(plan_us, cls.us));
       const char* fastest = best_us <= std::min(cublas_us, vendor_us) ? (sh.hilo ? "router" : "skinny")
                             : (sh.hilo ? "cuBLAS hi + lo" : (vendor_us < cublas_us ? "vendor" : "cuBLAS"));
       std::printf("| %d | %d | %s | %s %.2f | %s | %s %.2f | %.2f | %.2f | %s |\n", m, nt,
