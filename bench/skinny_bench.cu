@@ -446,7 +446,7 @@ int main(int argc, char** argv) {
                     });
       }
       for (const auto& [suffix, dg] : {std::pair<const char*, int>{"-notail", 2}, {"-nomma", 1}, {"-stream", 3},
-                                       {"-nocluster", 16}, {"-nod0", 32}}) {
+                                       {"-nocluster", 16}, {"-nod0", 32}, {"-xonephase", 64}}) {
         solgemm::kernels::HiLoView vd = v;
         vd.diag = dg & ~(16 | 32);
         vd.no_cluster = dg == 16;

@@ -90,7 +90,12 @@ void router_src(const Config& cfg, const Args& a, cudaStream_t stream) {
   switch (nt) {
     case 1: launch<Src, 1, kMaxT, 1, kBench>(a, stream); return;
     case 2: launch<Src, 2, kMaxT, 1, kBench>(a, stream); return;
-    case 4: launch<Src, 4, kMaxT, 1, kBench>(a, stream); return;
+    case 4:  // at most 8 compute warps: the 288-thread variant (registers for the first group at entry)
+      if (a.rt_cta * a.wk <= 8)
+        launch<Src, 4, 288, 1, kBench>(a, stream);
+      else
+        launch<Src, 4, kMaxT, 1, kBench>(a, stream);
+      return;
     case 8:  // verify batches: 64 tokens per warp (hi + lo only), at most 8 compute warps per CTA
       if constexpr (Src::kTerms == 2) {
         launch<Src, 8, 288, 1, kBench>(a, stream);

@@ -331,6 +331,21 @@ __device__ __forceinline__ void half_step(const Args& a, const uint4 (&b)[Src::k
   }
 }
 
+// Whether a variant fetches every warp's first group at entry (Args::direct0): one-term policies always; hi + lo
+// up to 16 tokens, and at 32 tokens in the 288-thread variant (the 544-thread 32-token and the 64-token hi + lo
+// variants are at their register cap: they spill with it).
+template <class Src, int NT, int MAXT>
+constexpr bool first_group_ok() {
+  return Src::kTerms == 1 || NT <= 2 || (NT == 4 && MAXT <= 288);
+}
+
+// Whether a variant stages x in phases: 64-token chunks always, 32-token chunks except in the 544-thread hi + lo
+// variant (at its register cap: it spills with the phase bookkeeping).
+template <class Src, int NT, int MAXT>
+constexpr bool x_phases_ok() {
+  return NT >= 8 || (NT == 4 && (Src::kTerms == 1 || MAXT <= 288));
+}
+
 // kCluster: the cs CTAs of a tile are one thread-block cluster and reduce through distributed shared memory
 // (a separate instantiation, so that the workspace variant keeps its register allocation).
 template <class Src, int NT, int MAXT, int MINB, bool kCluster, bool kBench>
@@ -365,8 +380,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   // spill) copy it with cp.async into a slot after the ring, waited for with x. (Direct mode, stages == 0, loads
   // its one group below.) The producer's first bulk copies go out ~1.5 us after entry and land ~1 us later
   // (perf-notes step 44); plain loads issued at entry land with x, ~1 us after entry (steps 49, 50).
-  // (not compiled into the 32- and 64-token hi + lo variants: at their register cap they spill with it)
-  constexpr bool kFirstOk = Src::kTerms == 1 || NT <= 2;
+  constexpr bool kFirstOk = first_group_ok<Src, NT, MAXT>();
   const int d0 = (kFirstOk && S > 0) ? a.direct0 : 0;
   constexpr bool kRegFirst = Src::kTerms == 1;
   const int pre_off = ring_off + S * warps * kSlot;  // (multi-term policies: the first group's slots)
@@ -404,9 +418,10 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   // mbarrier xph[p] (at bars + 8 (2 kMaxStages + p)) completes when every compute thread's copies of it have
   // landed, so the first groups start before the whole of x is in (perf-notes step 25).
   const int nthr_c = warps * 32;
-  // Only for 64-token chunks (n_tiles 8: 64-128 KB of x per CTA); at n_tiles <= 4 the phases and the block-wise
-  // staging below cost ~0.4 us at m <= 8 and gained nothing at m = 16 (perf-notes step 25).
-  constexpr bool kXPh = NT >= 8;
+  // Only for 32- and 64-token chunks (n_tiles 4, 8: 64-128 KB of x per CTA); at n_tiles <= 2 the phases and the
+  // block-wise staging below cost ~0.4 us at m <= 8 and gained nothing at m = 16 (perf-notes step 25; n_tiles 4:
+  // step 54).
+  constexpr bool kXPh = x_phases_ok<Src, NT, MAXT>();
   const int XP = kXPh && S > 0 && a.xvec && !(diag & 64) ? min(a.gpw, kXPhases) : 0;  // (bench: diag & 64 = one)
   auto xgb = [&](int p) { return p * a.gpw / max(XP, 1); };
   const uint32_t xbars = bars + 8u * (2 * kMaxStages);
@@ -581,7 +596,17 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
       if (n > 0) group(0, bd, [] {});
       if (trace && threadIdx.x == 0) stamp(trace, 2, acc[0][0][0] == 12345.f ? 1ull : 0ull);
     } else {
+      // x phases still to wait for: their first groups, one byte each (phase 0 starts at group 0; a spent
+      // byte shifts out, and no later group is 0), and the next phase's mbarrier
+      uint32_t xfirst = 0, xbar = xbars;
+      for (int p = XP - 1; p >= 0; --p) xfirst = (xfirst << 8) | static_cast<uint32_t>(xgb(p));
+      if (XP == 0) xfirst = 0xFFu;  // (no phases: never matches, gpw <= 112)
       if (d0) {  // the first group came straight from global memory
+        if (kXPh && XP > 0) {  // x's phase 0 (its copies arrive after the first group's, which it thus covers)
+          mbar_wait(xbar, 0);
+          xbar += 8u;
+          xfirst >>= 8;
+        }
         if (n > 0) {
           if constexpr (kRegFirst) {
             group(0, bd, [] {});
@@ -596,11 +621,6 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
       }
       int s = 0;
       uint32_t ph = 0;
-      // x phases still to wait for: their first groups, one byte each (phase 0 starts at group 0; a spent
-      // byte shifts out, and no later group is 0), and the next phase's mbarrier
-      uint32_t xfirst = 0, xbar = xbars;
-      for (int p = XP - 1; p >= 0; --p) xfirst = (xfirst << 8) | static_cast<uint32_t>(xgb(p));
-      if (XP == 0) xfirst = 0xFFu;  // (no phases: never matches, gpw <= 112)
       for (int i = d0; i < n_iter; ++i) {
         if (kXPh && static_cast<uint32_t>(i) == (xfirst & 0xFFu)) {  // this group's x columns have landed
           mbar_wait(xbar, 0);
@@ -918,7 +938,7 @@ void launch(Args a, cudaStream_t stream) {
   const size_t r0 = region0_bytes<NT>(a), sb = stage_bytes<Src>(a), budget = smem_budget(MINB);
   // Every warp's first group by plain loads at entry, the ring carries the rest (perf-notes steps 49, 50); hi + lo
   // only up to 16 tokens (the 32- and 64-token variants are at their register cap).
-  a.direct0 = (a.gpw >= 2 && !a.direct0_off && (Src::kTerms == 1 || NT <= 2)) ? 1 : 0;
+  a.direct0 = (a.gpw >= 2 && !a.direct0_off && first_group_ok<Src, NT, MAXT>()) ? 1 : 0;
   const size_t pre = (a.direct0 && Src::kTerms > 1) ? sb : 0;  // multi-term: the first group's slots after the ring
   const int want = std::max(1, std::min(std::min(a.gpw, a.k_groups) - a.direct0, std::min(kMaxStages, a.max_stages)));
   const int fit =
