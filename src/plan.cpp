@@ -235,9 +235,12 @@ constexpr HiLoVerify kHiLoVerify[] = {
     {256, 8192, 9, 16, {8, 2, 4, 4}, 2,
      "router 9 <= m <= 16: 2 row tiles x 4 k warps, K/8 per CTA, 64 CTAs as clusters of 8 (tune_plan: 5.92 us at "
      "m = 16 against 6.37 for the m <= 8 layout; cuBLAS hi + lo 14.0)"},
-    {256, 8192, 17, 64, {8, 2, 4, 4}, 4,
-     "router 17 <= m <= 64: 2 row tiles x 4 k warps, K/8 per CTA, 32-token chunks, 64 CTAs as clusters of 8 (tune_plan: "
-     "7.07 / 9.31 us at m = 32 / 64 against 7.33 / 9.57 for 2 x 8 k warps x 2 groups; cuBLAS hi + lo 14.6 / 15.2)"},
+    {256, 8192, 17, 32, {8, 1, 4, 4}, 4,
+     "router 17 <= m <= 32: 1 row tile x 4 k warps, K/8 per CTA, 128 CTAs as clusters of 8, each warp's first group "
+     "at entry (tune_plan: 6.9-7.0 us at m = 32 against 7.1 for 2 row tiles per CTA; cuBLAS hi + lo 14.9)"},
+    {256, 8192, 33, 64, {8, 2, 4, 4}, 4,
+     "router 33 <= m <= 64: 2 row tiles x 4 k warps, K/8 per CTA, 32-token chunks, 64 CTAs per chunk as clusters of 8 "
+     "(tune_plan: 8.3 us at m = 64 against 8.6 for 3 row tiles x 2 k warps x 8 groups; cuBLAS hi + lo 15.4)"},
     {256, 8192, 65, 128, {8, 2, 4, 4}, 8,
      "router 65 <= m <= 128: 2 row tiles x 4 k warps, K/8 per CTA, 64-token chunks, x staged in phases (11.8 us at m=128; cuBLAS hi + lo 15.7)"},
     {256, 8192, 129, 256, {8, 4, 2, 8}, 8,

@@ -94,8 +94,8 @@ TEST(Plan, RouterRanges) {
     int64_t lo, hi;
     int cs, rt_cta, wk, gpw, max_tiles;
   };
-  const Range ranges[] = {{1, 8, 8, 1, 4, 4, 1}, {9, 16, 8, 2, 4, 4, 2}, {17, 64, 8, 2, 4, 4, 4},
-                          {65, 128, 8, 2, 4, 4, 8}, {129, 256, 8, 4, 2, 8, 8}};
+  const Range ranges[] = {{1, 8, 8, 1, 4, 4, 1},     {9, 16, 8, 2, 4, 4, 2},     {17, 32, 8, 1, 4, 4, 4},
+                          {33, 64, 8, 2, 4, 4, 4},   {65, 128, 8, 2, 4, 4, 8},   {129, 256, 8, 4, 2, 8, 8}};
   const auto p1 = solgemm::select_plan(router, 1);
   for (const Range& r : ranges)
     for (int64_t m = r.lo; m <= r.hi; ++m) {
