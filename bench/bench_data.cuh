@@ -2,14 +2,18 @@
 // inputs generated on the GPU, and the relative L2 difference of two outputs.
 #pragma once
 
+#include <cublas_v2.h>
 #include <cuda_bf16.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <type_traits>
 #include <vector>
 
+#include "bench_util.cuh"
+#include "kernels/kernels.hpp"
 #include "solgemm/format.hpp"
 
 namespace bench {
@@ -54,6 +58,43 @@ double rel_diff(const std::vector<T>& a, const std::vector<T>& b) {
     den += y * y;
   }
   return std::sqrt(num / std::max(den, 1e-300));
+}
+
+// "1,8,16" -> {1, 8, 16} (a command line's list of m values).
+inline std::vector<int> int_list(const char* p) {
+  std::vector<int> v;
+  while (*p) {
+    v.push_back(std::atoi(p));
+    while (*p && *p != ',') ++p;
+    if (*p == ',') ++p;
+  }
+  return v;
+}
+
+// A split-K workspace of `floats` floats and 65536 zeroed counters, as src/api.cu allocates it (generous: every
+// layout a bench runs fits).
+inline solgemm::kernels::SplitWs split_workspace(size_t floats) {
+  solgemm::kernels::SplitWs split;
+  split.ws_floats = floats;
+  split.counters = size_t{1} << 16;
+  CK(cudaMalloc(&split.ws, split.ws_floats * 4));
+  CK(cudaMalloc(&split.cnt, split.counters * 4));
+  CK(cudaMemset(split.cnt, 0, split.counters * 4));
+  return split;
+}
+
+// A cuBLAS handle with a fixed 32 MiB workspace, as prepare makes it (the vendor family's launch arguments).
+inline solgemm::kernels::Blas blas_with_workspace() {
+  cublasHandle_t handle;
+  if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) {
+    std::printf("cublasCreate failed\n");
+    std::exit(1);
+  }
+  void* ws;
+  const size_t bytes = size_t{32} << 20;
+  CK(cudaMalloc(&ws, bytes));
+  cublasSetWorkspace(handle, ws, bytes);
+  return {handle, ws, bytes};
 }
 
 }  // namespace bench

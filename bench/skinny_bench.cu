@@ -125,26 +125,10 @@ int main(int argc, char** argv) {
   };
   // m values: argv[3] = comma list (default 1,8,16,32,33,64).
   std::vector<int> ms = {1, 8, 16, 32, 33, 64};
-  if (argc > 3) {
-    ms.clear();
-    for (const char* p = argv[3]; *p;) {
-      ms.push_back(std::atoi(p));
-      while (*p && *p != ',') ++p;
-      if (*p == ',') ++p;
-    }
-  }
+  if (argc > 3) ms = int_list(argv[3]);
   // Split-K workspace (generous: every candidate fits) and zeroed counters, as src/api.cu allocates them.
-  solgemm::kernels::SplitWs split;
-  split.ws_floats = size_t{16} << 20;
-  split.counters = size_t{1} << 16;
-  CK(cudaMalloc(&split.ws, split.ws_floats * 4));
-  CK(cudaMalloc(&split.cnt, split.counters * 4));
-  CK(cudaMemset(split.cnt, 0, split.counters * 4));
-  cublasHandle_t blas;
-  if (cublasCreate(&blas) != CUBLAS_STATUS_SUCCESS) return 1;
-  void* blas_ws;
-  CK(cudaMalloc(&blas_ws, size_t{32} << 20));
-  cublasSetWorkspace(blas, blas_ws, size_t{32} << 20);
+  const solgemm::kernels::SplitWs split = split_workspace(size_t{16} << 20);
+  const solgemm::kernels::Blas blas = blas_with_workspace();
   __nv_bfloat16* x;
   CK(cudaMalloc(&x, 256ull * 8192 * 2));
   gen_bf16<<<1024, 256>>>(x, 256ll * 8192, 12345, 1.0f);
@@ -315,13 +299,13 @@ int main(int argc, char** argv) {
         CK(cudaFree(d_data2));
       }
       {  // cuBLAS (vendor family) on the raw BF16 weights
-        solgemm::kernels::launch_vendor({blas, blas_ws, size_t{32} << 20}, nullptr, dw, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, sh.k, tm.s);
+        solgemm::kernels::launch_vendor(blas, nullptr, dw, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, sh.k, tm.s);
         CK(cudaStreamSynchronize(tm.s));
         std::vector<uint16_t> o(static_cast<size_t>(m) * sh.rows);
         CK(cudaMemcpy(o.data(), out, o.size() * 2, cudaMemcpyDeviceToHost));
         const double rd = first.empty() ? 0.0 : rel_diff(o, first);
         const float us = tm.time([&] {
-          solgemm::kernels::launch_vendor({blas, blas_ws, size_t{32} << 20}, nullptr, dw, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, sh.k, tm.s);
+          solgemm::kernels::launch_vendor(blas, nullptr, dw, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, sh.k, tm.s);
         }) - fixed;
         std::printf("%-12s %4d %-18s %9.2f %9.2f %8.3f %8.0f %10.2e\n", sh.name, m, "cublas", us, ceil_us,
                     us / ceil_us, bytes / (us * 1e3), rd);
@@ -410,7 +394,7 @@ int main(int argc, char** argv) {
         }
         // the vendor path of the plan (two BF16 GEMMs, hi then lo 2^-8, into the FP32 output)
         const float us = tm.time([&] {
-          solgemm::kernels::launch_vendor_hilo({blas, blas_ws, size_t{32} << 20}, hl_hi_rm, hl_lo_rm, nullptr, x, m,
+          solgemm::kernels::launch_vendor_hilo(blas, hl_hi_rm, hl_lo_rm, nullptr, x, m,
                                                static_cast<float*>(out), n, k, tm.s);
         }) - fixed;
         std::printf("%-12s %4d %-18s %9.2f %9.2f %8.3f %8.0f %10s\n", "router", m, "cublas-hilo", us, ceil_us,

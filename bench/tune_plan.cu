@@ -84,14 +84,7 @@ int main(int argc, char** argv) {
   const int screen_reps = argc > 1 ? std::atoi(argv[1]) : 15;
   const int final_reps = argc > 2 ? std::atoi(argv[2]) : 60;
   std::vector<int> ms = {1, 2, 4, 8, 16, 24, 32, 48, 64, 128, 256};
-  if (argc > 3) {
-    ms.clear();
-    for (const char* p = argv[3]; *p;) {
-      ms.push_back(std::atoi(p));
-      while (*p && *p != ',') ++p;
-      if (*p == ',') ++p;
-    }
-  }
+  if (argc > 3) ms = int_list(argv[3]);
   const std::string only = argc > 4 ? argv[4] : "";
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, 0));
@@ -101,17 +94,8 @@ int main(int argc, char** argv) {
   tm.reps = final_reps;
   const float fixed = tm.fixed_cost();
 
-  solgemm::kernels::SplitWs split;  // as src/api.cu allocates it, generous enough for every layout
-  split.ws_floats = size_t{32} << 20;
-  split.counters = size_t{1} << 16;
-  CK(cudaMalloc(&split.ws, split.ws_floats * 4));
-  CK(cudaMalloc(&split.cnt, split.counters * 4));
-  CK(cudaMemset(split.cnt, 0, split.counters * 4));
-  cublasHandle_t handle;
-  if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) return 1;
-  void* blas_ws;
-  CK(cudaMalloc(&blas_ws, size_t{32} << 20));
-  const solgemm::kernels::Blas blas{handle, blas_ws, size_t{32} << 20};
+  const solgemm::kernels::SplitWs split = split_workspace(size_t{32} << 20);
+  const solgemm::kernels::Blas blas = blas_with_workspace();
   const int max_m = *std::max_element(ms.begin(), ms.end());
   __nv_bfloat16* x;
   CK(cudaMalloc(&x, static_cast<size_t>(max_m) * 8192 * 2));

@@ -5,6 +5,7 @@ followed by the same SGEMM, judge-style (graph replay, cold L2, fixed cost subtr
 Usage (repository root): python3 scripts/torch_router_cast_probe.py"""
 import pathlib, re
 import torch, torch.nn.functional as F
+from judge_style_timing import fixed_us, graph_of, time_graph
 from torch.utils.cpp_extension import load_inline
 
 judge_cast = pathlib.Path(__file__).resolve().parent.parent / "judge" / "baseline_cast.cu"
@@ -43,30 +44,8 @@ ext = load_inline("judge_cast_ext", cpp_sources="void judge_cast(torch::Tensor x
                   cuda_sources=cuda_src, functions=["judge_cast", "judge_cast2"], verbose=False)
 dev = "cuda"
 w = (torch.randn(256, 8192, device=dev) * 0.02).float()
-flush = torch.empty(128 * 2**20, device=dev, dtype=torch.float32).fill_(1.0)
-sink = torch.empty(1, device=dev)
 
-def graph_of(fn):
-    s = torch.cuda.Stream(); s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(3): fn()
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g): fn()
-    return g
-
-def time_graph(g, reps=400):
-    ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
-    for a, b in ev:
-        sink.copy_(flush.sum()); a.record(); g.replay(); b.record()
-    torch.cuda.synchronize()
-    ts = sorted(a.elapsed_time(b) * 1000 for a, b in ev)
-    return ts[len(ts) // 2]
-
-tiny = torch.zeros(1, device=dev)
-g0 = graph_of(lambda: tiny.add_(1))
-for _ in range(3): time_graph(g0, 50)
-fixed = time_graph(g0, 500)
+fixed = fixed_us()
 print(f"fixed {fixed:.2f} us")
 for m in (1, 8, 16, 32, 128, 256):
     x = torch.randn(m, 8192, device=dev).bfloat16()

@@ -2,36 +2,15 @@
 judge-style (graph replay, cold L2, graph fixed cost subtracted). Used to check the judge's router baseline
 against torch (issue 2). Usage: python3 scripts/torch_router_probe.py"""
 import torch, torch.nn.functional as F
+from judge_style_timing import fixed_us, graph_of, time_graph
 from torch.profiler import profile, ProfilerActivity
 
 dev = "cuda"
 print("torch", torch.__version__, "cuda", torch.version.cuda, "blas", torch.backends.cuda.preferred_blas_library(),
       "allow_tf32", torch.backends.cuda.matmul.allow_tf32)
 w = (torch.randn(256, 8192, device=dev) * 0.02).float()
-flush = torch.empty(128 * 2**20, device=dev, dtype=torch.float32).fill_(1.0)
-sink = torch.empty(1, device=dev)
 
-def graph_of(fn):
-    s = torch.cuda.Stream(); s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(3): fn()
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g): fn()
-    return g
-
-def time_graph(g, reps=300):
-    ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
-    for a, b in ev:
-        sink.copy_(flush.sum()); a.record(); g.replay(); b.record()
-    torch.cuda.synchronize()
-    ts = sorted(a.elapsed_time(b) * 1000 for a, b in ev)
-    return ts[len(ts) // 2]
-
-tiny = torch.zeros(1, device=dev)
-g0 = graph_of(lambda: tiny.add_(1))
-for _ in range(3): time_graph(g0, 50)
-fixed = time_graph(g0, 500)
+fixed = fixed_us()
 print(f"fixed {fixed:.2f} us")
 for m in (1, 8, 16, 32, 128, 256):
     x = torch.randn(m, 8192, device=dev).bfloat16()
