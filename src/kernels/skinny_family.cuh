@@ -420,7 +420,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   const int nthr_c = warps * 32;
   // Only for 32- and 64-token chunks (n_tiles 4, 8: 64-128 KB of x per CTA); at n_tiles <= 2 the phases and the
   // block-wise staging below cost ~0.4 us at m <= 8 and gained nothing at m = 16 (perf-notes step 25; n_tiles 4:
-  // step 54).
+  // step 55).
   constexpr bool kXPh = x_phases_ok<Src, NT, MAXT>();
   const int XP = kXPh && S > 0 && a.xvec && !(diag & 64) ? min(a.gpw, kXPhases) : 0;  // (bench: diag & 64 = one)
   auto xgb = [&](int p) { return p * a.gpw / max(XP, 1); };
@@ -936,8 +936,8 @@ void launch(Args a, cudaStream_t stream) {
   (void)attrs;
   const int warps = a.rt_cta * a.wk;
   const size_t r0 = region0_bytes<NT>(a), sb = stage_bytes<Src>(a), budget = smem_budget(MINB);
-  // Every warp's first group by plain loads at entry, the ring carries the rest (perf-notes steps 49, 50); hi + lo
-  // only up to 16 tokens (the 32- and 64-token variants are at their register cap).
+  // Every warp's first group by plain loads at entry, the ring carries the rest (perf-notes steps 49, 50, 55; which
+  // variants: first_group_ok).
   a.direct0 = (a.gpw >= 2 && !a.direct0_off && first_group_ok<Src, NT, MAXT>()) ? 1 : 0;
   const size_t pre = (a.direct0 && Src::kTerms > 1) ? sb : 0;  // multi-term: the first group's slots after the ring
   const int want = std::max(1, std::min(std::min(a.gpw, a.k_groups) - a.direct0, std::min(kMaxStages, a.max_stages)));
