@@ -74,12 +74,7 @@ TEST(SkinnyDecode, MatchesOriginalBits) {
   const uint32_t add = dec::base_add(p.base);
   const int64_t bad = decode_all(
       p, w,
-      [&](uint32_t lo0, uint32_t lo1, uint32_t hw, uint32_t (&r)[4]) {
-        r[0] = dec::reg12<0>(lo0, lo1, hw, add);
-        r[1] = dec::reg12<1>(lo0, lo1, hw, add);
-        r[2] = dec::reg12<2>(lo0, lo1, hw, add);
-        r[3] = dec::reg12<3>(lo0, lo1, hw, add);
-      },
+      [&](uint32_t lo0, uint32_t lo1, uint32_t hw, uint32_t (&r)[4]) { dec::regs12(lo0, lo1, hw, add, r); },
       [](uint32_t bits) { return bits; }, [](uint16_t want, uint16_t got) { return want == got; });
   EXPECT_EQ(bad, 0) << "decoded weights differ from the original; seed " << seed;
 }
@@ -111,12 +106,7 @@ TEST(SkinnyDecode, CodedDomainIsTrueTimesPowerOfTwo) {
     const float scale = std::ldexp(1.f, d);
     const int64_t bad = decode_all(
         p, w,
-        [&](uint32_t lo0, uint32_t lo1, uint32_t hw, uint32_t (&r)[4]) {
-          r[0] = dec::reg12_coded<0>(lo0, lo1, hw, orv);
-          r[1] = dec::reg12_coded<1>(lo0, lo1, hw, orv);
-          r[2] = dec::reg12_coded<2>(lo0, lo1, hw, orv);
-          r[3] = dec::reg12_coded<3>(lo0, lo1, hw, orv);
-        },
+        [&](uint32_t lo0, uint32_t lo1, uint32_t hw, uint32_t (&r)[4]) { dec::regs12_coded(lo0, lo1, hw, orv, r); },
         [&](uint32_t bits) { return dec::coded_exc_bits(bits, scale); },
         [&](uint16_t want, uint16_t got) {
           const float gv = fmt_::bf16_to_f32(got) / scale, wv = fmt_::bf16_to_f32(want);

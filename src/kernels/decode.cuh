@@ -45,12 +45,7 @@ struct GroupRegs<true> {
     const uint32_t low[4][2] = {{lo01.x, lo01.y}, {lo01.z, lo01.w}, {lo23.x, lo23.y}, {lo23.z, lo23.w}};
     const uint32_t high[4] = {hi.x, hi.y, hi.z, hi.w};
 #pragma unroll
-    for (int s = 0; s < 4; ++s) {
-      a[s][0] = decode::reg12<0>(low[s][0], low[s][1], high[s], add);
-      a[s][1] = decode::reg12<1>(low[s][0], low[s][1], high[s], add);
-      a[s][2] = decode::reg12<2>(low[s][0], low[s][1], high[s], add);
-      a[s][3] = decode::reg12<3>(low[s][0], low[s][1], high[s], add);
-    }
+    for (int s = 0; s < 4; ++s) decode::regs12(low[s][0], low[s][1], high[s], add, a[s]);
   }
 };
 

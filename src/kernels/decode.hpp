@@ -79,6 +79,19 @@ SOLGEMM_HD uint32_t reg12_coded(uint32_t lo0, uint32_t lo1, uint32_t hw, uint32_
   constexpr uint32_t sel = J == 0 ? 0x7150u : J == 1 ? 0x7352u : J == 2 ? 0x6140u : 0x6342u;
   return byte_perm(lo, h, sel);
 }
+// The four A registers of one k step: the true domain (`add` = base_add) and the coded domain (`orv` = coded_or).
+SOLGEMM_HD void regs12(uint32_t lo0, uint32_t lo1, uint32_t hw, uint32_t add, uint32_t (&r)[4]) {
+  r[0] = reg12<0>(lo0, lo1, hw, add);
+  r[1] = reg12<1>(lo0, lo1, hw, add);
+  r[2] = reg12<2>(lo0, lo1, hw, add);
+  r[3] = reg12<3>(lo0, lo1, hw, add);
+}
+SOLGEMM_HD void regs12_coded(uint32_t lo0, uint32_t lo1, uint32_t hw, uint32_t orv, uint32_t (&r)[4]) {
+  r[0] = reg12_coded<0>(lo0, lo1, hw, orv);
+  r[1] = reg12_coded<1>(lo0, lo1, hw, orv);
+  r[2] = reg12_coded<2>(lo0, lo1, hw, orv);
+  r[3] = reg12_coded<3>(lo0, lo1, hw, orv);
+}
 // An exception's true BF16 bits -> its coded-domain bits (true * 2^d), through FP32 (same exponent range as
 // BF16, 16 more mantissa bits: the product is exact, and so is the truncation when the value fits BF16).
 SOLGEMM_HD uint32_t coded_exc_bits(uint32_t bits, float scale /* 2^d */) {

@@ -147,17 +147,10 @@ struct Dec12 {
     const uint32_t hw[2] = {HS ? b[2].z : b[2].x, HS ? b[2].w : b[2].y};
 #pragma unroll
     for (int s = 0; s < 2; ++s) {
-      if constexpr (kTrue) {
-        r[0][s][0] = decode::reg12<0>(lo[s][0], lo[s][1], hw[s], a.base_add);
-        r[0][s][1] = decode::reg12<1>(lo[s][0], lo[s][1], hw[s], a.base_add);
-        r[0][s][2] = decode::reg12<2>(lo[s][0], lo[s][1], hw[s], a.base_add);
-        r[0][s][3] = decode::reg12<3>(lo[s][0], lo[s][1], hw[s], a.base_add);
-      } else {
-        r[0][s][0] = decode::reg12_coded<0>(lo[s][0], lo[s][1], hw[s], a.dec_or);
-        r[0][s][1] = decode::reg12_coded<1>(lo[s][0], lo[s][1], hw[s], a.dec_or);
-        r[0][s][2] = decode::reg12_coded<2>(lo[s][0], lo[s][1], hw[s], a.dec_or);
-        r[0][s][3] = decode::reg12_coded<3>(lo[s][0], lo[s][1], hw[s], a.dec_or);
-      }
+      if constexpr (kTrue)
+        decode::regs12(lo[s][0], lo[s][1], hw[s], a.base_add, r[0][s]);
+      else
+        decode::regs12_coded(lo[s][0], lo[s][1], hw[s], a.dec_or, r[0][s]);
     }
   }
 };
@@ -389,18 +382,24 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     return Src::term(a, t) + (static_cast<int64_t>(rt) * a.k_groups + g_begin) * Src::kTermBytes + c * 512 + lane * 16;
   };
   uint4 bd[Src::kLoads];
-  if (d0 && n > 0) {
+  auto load_first = [&] {  // the warp's first group into registers (direct mode, and one-term policies with d0)
 #pragma unroll
     for (int t = 0; t < T; ++t)
 #pragma unroll
-      for (int c = 0; c < Src::kLoads / T; ++c) {
-        if constexpr (kRegFirst)
-          bd[t * (Src::kLoads / T) + c] = ld_stream16(first_src(t, c));
-        else
+      for (int c = 0; c < Src::kLoads / T; ++c) bd[t * (Src::kLoads / T) + c] = ld_stream16(first_src(t, c));
+  };
+  if (d0 && n > 0) {
+    if constexpr (kRegFirst) {
+      load_first();
+    } else {
+#pragma unroll
+      for (int t = 0; t < T; ++t)
+#pragma unroll
+        for (int c = 0; c < Src::kLoads / T; ++c)
           cp_async16(smem_u32(smem) + static_cast<uint32_t>(pre_off + warp * kSlot + t * Src::kTermBytes + c * 512 +
                                                              lane * 16),
                      first_src(t, c), 16);
-      }
+    }
   }
   // The exception offsets of this warp's blocks first, before the weight stream fills the memory queue
   // (perf-notes step 21: 1.2-1.6 us at m = 32).
@@ -540,12 +539,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     }
   }
 
-  if (S == 0 && n > 0) {  // direct mode: the warp's one group (loaded here: earlier, the hi + lo variants spill)
-#pragma unroll
-    for (int t = 0; t < T; ++t)
-#pragma unroll
-      for (int c = 0; c < Src::kLoads / T; ++c) bd[t * (Src::kLoads / T) + c] = ld_stream16(first_src(t, c));
-  }
+  if (S == 0 && n > 0) load_first();  // direct mode: the warp's one group (here: earlier, the hi + lo variants spill)
   if (XP == 0) {
     asm volatile("cp.async.wait_all;\n" ::: "memory");
     if (warp < warps) asm volatile("bar.sync 1, %0;\n" ::"r"(nthr_c) : "memory");  // x staged
@@ -729,6 +723,11 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
       }
     }
   };
+  // (row in tile, token in chunk) of element e of the tile in that layout (the cluster tail's shares)
+  auto tile_pos = [](int e) {
+    const int lane_e = e & 31, c = (e >> 5) & 3, nt = (e >> 7) % NT, rtl = (e >> 7) / NT;
+    return make_int2(rtl * 16 + (lane_e >> 2) + 8 * (c >> 1), nt * 8 + 2 * (lane_e & 3) + (c & 1));
+  };
   if (trace && threadIdx.x == 0) stamp(trace, 4);
   if constexpr (kCluster) {
     uint32_t rank;  // == crank (the cluster is the tile's cs CTAs), read again rather than kept live (spills)
@@ -760,8 +759,8 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
       const float* rv = reinterpret_cast<const float*>(smem + ring_off);
       const int e0 = sh * crank;
       for (int e = e0 + static_cast<int>(threadIdx.x); e < e0 + sh; e += nthreads) {
-        const int lane_e = e & 31, c = (e >> 5) & 3, nt = (e >> 7) % NT, rtl = (e >> 7) / NT;
-        const int rl = rtl * 16 + (lane_e >> 2) + 8 * (c >> 1), tl = nt * 8 + 2 * (lane_e & 3) + (c & 1);
+        const int2 pos = tile_pos(e);
+        const int rl = pos.x, tl = pos.y;
         if (tl >= mc || row0 + rl >= a.rows) continue;
         float sum = 0.f;
         for (int q = 0; q < a.cs; ++q) {
@@ -784,8 +783,8 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     const uint32_t part_s = smem_u32(part);
     const int e0 = tile * crank / a.cs, e1 = tile * (crank + 1) / a.cs;
     for (int e = e0 + static_cast<int>(threadIdx.x); e < e1; e += nthreads) {
-      const int lane_e = e & 31, c = (e >> 5) & 3, nt = (e >> 7) % NT, rtl = (e >> 7) / NT;
-      const int rl = rtl * 16 + (lane_e >> 2) + 8 * (c >> 1), tl = nt * 8 + 2 * (lane_e & 3) + (c & 1);
+      const int2 pos = tile_pos(e);
+      const int rl = pos.x, tl = pos.y;
       if (tl >= mc || row0 + rl >= a.rows) continue;
       float sum = 0.f;
 #pragma unroll

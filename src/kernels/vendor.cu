@@ -140,7 +140,7 @@ std::string describe(const VendorTable& t) {
 // every bucket and row set, each captured into a graph, plus split-K variants (2 .. 16 splits, FP32 partials
 // reduced out of place in a fixed order: deterministic) of the first three candidates. The three fastest
 // candidates (medians of 9) are timed again against the default in 15 interleaved pairs each; the one with the
-// best median ratio is kept if it beats the default by more than 2% (perf-notes step 53: the screen's single
+// best median ratio is kept if it beats the default by more than 2% (perf-notes step 54: the screen's single
 // fastest was often a lucky draw, which made the choice differ from one prepare to the next).
 std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_t n, int64_t k, cudaStream_t stream) {
   auto t = std::make_shared<VendorTable>();
@@ -227,7 +227,7 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
     cudaGetLastError();
     return median(v);
   };
-  // The screen's winner against the default, timed in 15 interleaved pairs (order alternating, so that a drift
+  // A screened candidate against the default, timed in 15 interleaved pairs (order alternating, so that a drift
   // of the machine cancels): the median of the per-pair ratios winner / default (perf-notes step 41: medians of
   // separate runs let a 4-6% better split-K algorithm lose to the default in some prepares).
   auto paired_ratio = [&](auto&& call_default, auto&& call_winner) -> float {
