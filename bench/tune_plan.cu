@@ -277,6 +277,26 @@ int main(int argc, char** argv) {
                   solgemm::to_string(chosen), lstr(plan_l).c_str(),
                   plan_us, best.c_str(), lstr(cls.l).c_str(), cls.us, cublas_us, vendor_us, fastest);
       if (failed) std::printf("<!-- %d layouts gave wrong output -->\n", failed);
+      if (sh.hilo && m > 32) {  // the wide family's hi + lo source (wgmma): K splits, checked against the plan layout
+        std::string row;
+        for (int split : {8, 16, 32, 64}) {
+          solgemm::Config c = solgemm::layout_config(split, 4, 1, static_cast<int>(k_groups / split), m <= 128 ? 16 : 32);
+          auto wide = [&] { solgemm::kernels::launch_wide_hilo(c, hv, x, m, static_cast<float*>(out), sh.rows, tm.s); };
+          CK(cudaMemset(out, 0xFF, n_out * 4));
+          wide();
+          CK(cudaStreamSynchronize(tm.s));
+          std::vector<float> o(n_out);
+          CK(cudaMemcpy(o.data(), out, n_out * 4, cudaMemcpyDeviceToHost));
+          const double rd = rel_diff(o, ref32);
+          if (!(rd < 1e-5)) {
+            row += fmt::format("{}split {}: wrong output (rel diff {:.3e})", row.empty() ? "" : "; ", split, rd);
+            continue;
+          }
+          row += fmt::format("{}split {} {:.2f}", row.empty() ? "" : "; ", split, tm.time(wide) - fixed);
+        }
+        std::printf("| %d | wide hi + lo | %s | | | | | | |\n", m, row.c_str());
+        std::fflush(stdout);
+      }
       std::fflush(stdout);
     }
     for (void* p : owned) CK(cudaFree(p));

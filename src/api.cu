@@ -82,6 +82,19 @@ struct Weights::Impl {
     v.split = split;
     return v;
   }
+
+  kernels::HiLoView hilo_view() const {
+    kernels::HiLoView v;
+    v.hi = static_cast<const uint8_t*>(hi.p);
+    v.lo = static_cast<const uint8_t*>(lo.p);
+    v.lo2 = static_cast<const uint8_t*>(lo2.p);
+    v.n = n;
+    v.k = k;
+    v.row_tiles = meta.row_tiles;
+    v.k_groups = meta.k_groups;
+    v.split = split;
+    return v;
+  }
 };
 
 Weights::Weights(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -242,7 +255,10 @@ void Weights::run(const void* d_x, int64_t m, void* d_out, int64_t rows, cudaStr
       kernels::launch_skinny(plan.cfg, w.packed_view(), x, m, static_cast<__nv_bfloat16*>(d_out), rows, stream);
       break;
     case Kernel::wide:
-      kernels::launch_wide(plan.cfg, w.packed_view(), x, m, static_cast<__nv_bfloat16*>(d_out), rows, stream);
+      if (w.storage == Storage::hilo)
+        kernels::launch_wide_hilo(plan.cfg, w.hilo_view(), x, m, static_cast<float*>(d_out), rows, stream);
+      else
+        kernels::launch_wide(plan.cfg, w.packed_view(), x, m, static_cast<__nv_bfloat16*>(d_out), rows, stream);
       break;
     case Kernel::vendor:
       if (w.storage == Storage::hilo)
@@ -251,19 +267,9 @@ void Weights::run(const void* d_x, int64_t m, void* d_out, int64_t rows, cudaStr
       else
         kernels::launch_vendor(w.blas_ctx(), w.vendor_table.get(), w.raw.p, x, m, static_cast<__nv_bfloat16*>(d_out), rows, w.k, stream);
       break;
-    case Kernel::router: {
-      kernels::HiLoView v;
-      v.hi = static_cast<const uint8_t*>(w.hi.p);
-      v.lo = static_cast<const uint8_t*>(w.lo.p);
-      v.lo2 = static_cast<const uint8_t*>(w.lo2.p);
-      v.n = w.n;
-      v.k = w.k;
-      v.row_tiles = w.meta.row_tiles;
-      v.k_groups = w.meta.k_groups;
-      v.split = w.split;
-      kernels::launch_router(plan.cfg, v, x, m, static_cast<float*>(d_out), rows, stream);
+    case Kernel::router:
+      kernels::launch_router(plan.cfg, w.hilo_view(), x, m, static_cast<float*>(d_out), rows, stream);
       break;
-    }
   }
 }
 

@@ -167,6 +167,20 @@ Plan plan_wide(const Shape& s, int64_t m) {
   return p;
 }
 
+// FP32 weights as hi + lo, any m: the wide family's hi + lo source (wide.cu), 64-row CTAs of one warpgroup x 128
+// tokens (m <= 128) or 256, K split into a power of two of slices so that the row blocks fill about 128 SMs
+// (at most one slice per 64-k group). The split depends on the shape only, not on m.
+Plan plan_wide_hilo(const Shape& s, int64_t m) {
+  const int64_t row_blocks = (s.rows + 63) / 64, k_groups = (s.k + 63) / 64;
+  int split = 1;
+  while (2 * split * row_blocks <= 128 && 2 * split <= k_groups) split *= 2;
+  Plan p;
+  p.kernel = Kernel::wide;
+  p.cfg = layout_config(split, 4, 1, static_cast<int>((k_groups + split - 1) / split), m <= 128 ? 16 : 32);
+  p.why = "hi + lo into wgmma: 64 rows x 128 / 256 tokens per CTA, K split over a cluster, then the workspace";
+  return p;
+}
+
 // FP32 weights as hi + lo: the router family for every m (chunks of 32 tokens past m = 32).
 Plan plan_hilo(const Shape& s, int64_t m) {
   Plan p;
@@ -189,6 +203,7 @@ Plan select_plan(const Shape& s, int64_t m, Kernel family) {
       break;
     case Kernel::wide:
       if (packed) p = plan_wide(s, m);
+      else if (s.storage == Storage::hilo) p = plan_wide_hilo(s, m);
       break;
     case Kernel::vendor:
       if (packed || s.storage == Storage::hilo) {
@@ -241,10 +256,14 @@ constexpr HiLoVerify kHiLoVerify[] = {
     {256, 8192, 33, 64, {8, 2, 4, 4}, 4,
      "router 33 <= m <= 64: 2 row tiles x 4 k warps, K/8 per CTA, 32-token chunks, 64 CTAs per chunk as clusters of 8 "
      "(tune_plan: 8.3 us at m = 64 against 8.6 for 3 row tiles x 2 k warps x 8 groups; cuBLAS hi + lo 15.4)"},
-    {256, 8192, 65, 128, {8, 2, 4, 4}, 8,
-     "router 65 <= m <= 128: 2 row tiles x 4 k warps, K/8 per CTA, 64-token chunks, x staged in phases (11.8 us at m=128; cuBLAS hi + lo 15.7)"},
-    {256, 8192, 129, 256, {8, 4, 2, 8}, 8,
-     "router 129 <= m <= 256: 4 row tiles x 2 k warps, K/8 per CTA, 64-token chunks, x staged in phases (16.2 us at m=256; cuBLAS hi + lo 18.8)"},
+};
+// Verify batches of these shapes go to the wide family's hi + lo source (plan_wide_hilo; tune_plan).
+struct HiLoWide {
+  int64_t rows, k, min_m, max_m;
+  const char* why;
+};
+constexpr HiLoWide kHiLoWide[] = {
+    {256, 8192, 65, 256, "router 65 <= m <= 256: 4 row blocks x 32 K slices (128 CTAs, clusters of 8 + workspace)"},
 };
 
 // Where the skinny family beats cuBLAS by a clear margin (bench, docs/results/dev/: 2026-11-29_h200_s4-lean-loop_bench.log,
@@ -309,6 +328,12 @@ Plan select_plan(const Shape& s, int64_t m) {
           p.kernel = Kernel::router;
           p.cfg = make_config(v.layout, v.n_tiles);
           p.why = fmt::format("hi + lo; {}", v.why);
+          return p;
+        }
+      for (const HiLoWide& v : kHiLoWide)
+        if (v.rows == s.rows && v.k == s.k && m >= v.min_m && m <= v.max_m) {
+          Plan p = plan_wide_hilo(s, m);
+          p.why = fmt::format("{}; {}", p.why, v.why);
           return p;
         }
       if (m > kRouterFamilyMaxM) {

@@ -38,12 +38,16 @@ void check_router(const Case& c, uint64_t seed, const std::string& family) {
   opt.kernel = family;
   auto w = solgemm::Weights::prepare(dw.p, solgemm::DType::f32, c.n, c.k, st, opt);
   // The plan: the router family at m <= 32; verify batches of the tuned 256 x 8192 shape (all rows) stay on it
-  // up to m = 256 (other layouts per m range), everything else past 32 goes to cuBLAS hi + lo.
+  // up to m = 64 and go to the wide family's hi + lo source from 65 to 256; everything else past 32 goes to
+  // cuBLAS hi + lo.
   const bool tuned_verify = c.n == 256 && c.k == 8192 && c.rows == 256;
-  for (int m : {1, 64, 256, 257}) {
+  for (int m : {1, 64, 65, 256, 257}) {
     const std::string plan = w.plan_for(m, c.rows);
-    const bool want_router = !family.empty() || m <= 32 || (tuned_verify && m <= 256);
-    ASSERT_NE(plan.find(want_router ? "router" : "vendor"), std::string::npos) << plan << " " << tag;
+    const char* want = !family.empty()                          ? family.c_str()
+                       : m <= 32 || (tuned_verify && m <= 64)   ? "router"
+                       : tuned_verify && m <= 256               ? "wide"
+                                                                : "vendor";
+    ASSERT_EQ(plan.find(want), 0u) << plan << " " << tag;
   }
   const int64_t mmax = *std::max_element(c.ms.begin(), c.ms.end());
   ASSERT_EQ(mmax, c.ms.front());
@@ -57,12 +61,13 @@ void check_router(const Case& c, uint64_t seed, const std::string& family) {
   const size_t total = static_cast<size_t>(mmax * c.rows + kGuard);
   Dev<uint32_t> out(total);
   // Through the plan, m > 32 runs other layouts or cuBLAS (hi, lo GEMMs, its own FP32 accumulation order: the
-  // bound there is the issue's, 2e-5): batch invariance is checked inside the m <= 32 range, and up to 128 tokens
-  // for the tuned 256 x 8192 shape (its layouts up to there share one K order: src/plan.cpp, kHiLoVerify).
+  // bound there is the issue's, 2e-5): batch invariance is checked inside the m <= 32 range, up to 64 tokens for
+  // the tuned 256 x 8192 shape (its router layouts share one K order: src/plan.cpp, kHiLoVerify), and inside its
+  // wide range 65..256 (one split, 128- or 256-token CTAs). A forced family is checked over every m.
   const bool plan_mode = family.empty();
-  const int64_t invariant_max = tuned_verify ? 128 : 32;
-  std::vector<float> obase;
-  int64_t base_m = 0;
+  const int64_t invariant_max = tuned_verify ? 64 : 32;
+  std::vector<float> obase, owide;
+  int64_t base_m = 0, wide_m = 0;
   for (int m : c.ms) {
     const bool vendor = w.plan_for(m, c.rows).find("vendor") != std::string::npos;
     const double tol = vendor ? std::max(c.tol, 2e-5) : c.tol;
@@ -92,6 +97,16 @@ void check_router(const Case& c, uint64_t seed, const std::string& family) {
       }
     }
     EXPECT_LE(worst, 5 * tol) << "worst row " << worst_row;
+    if (plan_mode && tuned_verify && m > 64 && m <= 256) {
+      if (owide.empty()) {
+        owide = o;
+        wide_m = m;
+      } else {
+        EXPECT_TRUE(std::equal(o.begin(), o.end(), owide.begin(),
+                               [](float a, float b) { return std::memcmp(&a, &b, 4) == 0; }))
+            << "batch invariance (wide range): rows differ from m=" << wide_m;
+      }
+    }
     if (plan_mode && m > invariant_max) continue;
     if (obase.empty()) {
       obase = o;
@@ -122,7 +137,7 @@ std::vector<int> router_ms() {
 TEST(Router, FirstCallInsideCapture) {
   SOLGEMM_REQUIRE_GPU();
   const uint64_t seed = solgemm::testing::test_seed(0x700Bu);
-  for (const auto& [n, k, m] : {std::tuple<int64_t, int64_t, int>{48, 2048, 3}, {256, 8192, 40}}) {
+  for (const auto& [n, k, m] : {std::tuple<int64_t, int64_t, int>{48, 2048, 3}, {256, 8192, 40}, {256, 8192, 100}}) {
     SCOPED_TRACE("n=" + std::to_string(n) + " k=" + std::to_string(k) + " m=" + std::to_string(m) + " " +
                  skt::seed_msg(seed));
     cudaStream_t st;
@@ -160,18 +175,18 @@ TEST(Router, FirstCallInsideCapture) {
 
 TEST(Router, HiLoEveryM) {
   SOLGEMM_REQUIRE_GPU();
-  for (const char* f : {"router", ""}) check_router({256, 8192, 256, false, router_ms(), 2e-5}, solgemm::testing::test_seed(0x7007u), f);
+  for (const char* f : {"router", "wide", ""}) check_router({256, 8192, 256, false, router_ms(), 2e-5}, solgemm::testing::test_seed(0x7007u), f);
 }
 
 TEST(Router, ExactMode) {
   SOLGEMM_REQUIRE_GPU();
-  for (const char* f : {"router", ""}) check_router({256, 8192, 256, true, {130, 64, 33, 16, 8, 1}, 1e-6}, solgemm::testing::test_seed(0x7008u), f);
+  for (const char* f : {"router", "wide", ""}) check_router({256, 8192, 256, true, {130, 64, 33, 16, 8, 1}, 1e-6}, solgemm::testing::test_seed(0x7008u), f);
 }
 
 TEST(Router, RowSliceAndOddShape) {
   SOLGEMM_REQUIRE_GPU();
-  for (const char* f : {"router", ""}) check_router({256, 8192, 100, false, {70, 64, 9, 1}, 2e-5}, solgemm::testing::test_seed(0x7009u), f);
-  for (const char* f : {"router", ""}) check_router({40, 1000, 40, false, {200, 64, 17, 3}, 2e-5}, solgemm::testing::test_seed(0x700Au), f);
+  for (const char* f : {"router", "wide", ""}) check_router({256, 8192, 100, false, {70, 64, 9, 1}, 2e-5}, solgemm::testing::test_seed(0x7009u), f);
+  for (const char* f : {"router", "wide", ""}) check_router({40, 1000, 40, false, {200, 64, 17, 3}, 2e-5}, solgemm::testing::test_seed(0x700Au), f);
 }
 
 }  // namespace

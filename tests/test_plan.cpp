@@ -41,9 +41,15 @@ TEST(Plan, CoversEveryLayerAtEveryM) {
           EXPECT_TRUE(p.cfg.n_tiles == 1 || p.cfg.n_tiles == 2 || p.cfg.n_tiles == 4 || p.cfg.n_tiles == 8);
           break;
         case solgemm::Kernel::wide:
-          EXPECT_TRUE(l.storage == solgemm::Storage::packed12 || l.storage == solgemm::Storage::packed16);
           EXPECT_GT(m, 64);
-          EXPECT_LE(p.cfg.split_k, 8);
+          if (l.storage == solgemm::Storage::hilo) {  // the hi + lo source: 64-row CTAs, 128 or 256 tokens
+            EXPECT_EQ(p.cfg.rt_cta, 4);
+            EXPECT_EQ(8 * p.cfg.n_tiles, m <= 128 ? 128 : 256);
+            EXPECT_LE(p.cfg.split_k * p.cfg.gpw, (l.k + 63) / 64 + p.cfg.split_k - 1);
+          } else {
+            EXPECT_TRUE(l.storage == solgemm::Storage::packed12 || l.storage == solgemm::Storage::packed16);
+            EXPECT_LE(p.cfg.split_k, 8);
+          }
           break;
         case solgemm::Kernel::vendor:
           EXPECT_TRUE(l.storage == solgemm::Storage::packed12 || l.storage == solgemm::Storage::packed16 ||
@@ -94,15 +100,15 @@ TEST(Plan, RouterRanges) {
     int64_t lo, hi;
     int cs, rt_cta, wk, gpw, max_tiles;
   };
-  const Range ranges[] = {{1, 8, 8, 1, 4, 4, 1},     {9, 16, 8, 2, 4, 4, 2},     {17, 32, 8, 1, 4, 4, 4},
-                          {33, 64, 8, 2, 4, 4, 4},   {65, 128, 8, 2, 4, 4, 8},   {129, 256, 8, 4, 2, 8, 8}};
+  const Range ranges[] = {{1, 8, 8, 1, 4, 4, 1}, {9, 16, 8, 2, 4, 4, 2}, {17, 32, 8, 1, 4, 4, 4},
+                          {33, 64, 8, 2, 4, 4, 4}};
   const auto p1 = solgemm::select_plan(router, 1);
   for (const Range& r : ranges)
     for (int64_t m = r.lo; m <= r.hi; ++m) {
       const auto p = solgemm::select_plan(router, m);
       SCOPED_TRACE(testing::Message() << "m=" << m << " plan=" << p.str());
       ASSERT_EQ(p.kernel, solgemm::Kernel::router);
-      if (m <= 128) EXPECT_TRUE(same_k_order(p.cfg, p1.cfg)) << "K order differs from m = 1 (batch invariance)";
+      EXPECT_TRUE(same_k_order(p.cfg, p1.cfg)) << "K order differs from m = 1 (batch invariance)";
       EXPECT_EQ(p.cfg.split_k, r.cs);
       EXPECT_EQ(p.cfg.rt_cta, r.rt_cta);
       EXPECT_EQ(p.cfg.wk, r.wk);
@@ -110,6 +116,16 @@ TEST(Plan, RouterRanges) {
       EXPECT_LE(p.cfg.n_tiles, r.max_tiles);
       EXPECT_GE(8 * p.cfg.n_tiles, std::min<int64_t>(m, 8 * r.max_tiles));  // one chunk when it fits
     }
+  // 65..256: the wide family's hi + lo source, one split for the whole range (its K order does not follow m).
+  const auto pw = solgemm::select_plan(router, 65);
+  for (int64_t m = 65; m <= 256; ++m) {
+    const auto p = solgemm::select_plan(router, m);
+    SCOPED_TRACE(testing::Message() << "m=" << m << " plan=" << p.str());
+    ASSERT_EQ(p.kernel, solgemm::Kernel::wide);
+    EXPECT_EQ(p.cfg.split_k, 32);
+    EXPECT_EQ(p.cfg.split_k, pw.cfg.split_k);
+    EXPECT_EQ(p.cfg.gpw, 4);
+  }
   for (int64_t m : {257, 300, 512, 4096}) EXPECT_EQ(solgemm::select_plan(router, m).kernel, solgemm::Kernel::vendor);
   for (const solgemm::Shape& other : {solgemm::Shape{100, 8192, solgemm::Storage::hilo},
                                       solgemm::Shape{40, 1000, solgemm::Storage::hilo}}) {

@@ -101,6 +101,16 @@ struct HiLoView {
   bool no_direct0 = false;           // bench only: the ring carries every group (skinny_family.cuh Args::direct0)
 };
 
+// wide.cu, the hi + lo source: the router's terms into wgmma (one warpgroup of 64 rows per CTA, split K reduced
+// through a cluster, then the global workspace in a fixed order), FP32 out, any m (tuned for 64 < m <= 256). Falls
+// back to the router family where x cannot be copied in 16-byte chunks (K % 8 != 0 or x not 16-byte aligned).
+struct WideWsNeed {
+  size_t floats = 0, counters = 0;
+};
+WideWsNeed wide_hilo_ws_need(const Config& cfg, int64_t m, int64_t rows);
+void launch_wide_hilo(const Config& cfg, const HiLoView& w, const __nv_bfloat16* x, int64_t m, float* out,
+                      int64_t rows, cudaStream_t stream);
+
 // router.cu: FP32 weights as hi + lo, FP32 out, any m.
 void launch_router(const Config& cfg, const HiLoView& w, const __nv_bfloat16* x, int64_t m, float* out,
                    int64_t rows, cudaStream_t stream);

@@ -36,7 +36,16 @@ SplitWs split_ws_need(Storage storage, int64_t n, int64_t k, int64_t max_m) {
   for (int64_t r : rows)
     for (int64_t m : ms) {
       // The family's own layouts (what PrepareOptions::kernel forces) and the plan table's choice.
-      for (const Plan& p : {select_plan(Shape{r, k, storage}, m, fam), select_plan(Shape{r, k, storage}, m)}) {
+      std::vector<Plan> plans = {select_plan(Shape{r, k, storage}, m, fam), select_plan(Shape{r, k, storage}, m)};
+      if (!packed)  // the wide family's hi + lo source: its own workspace layout in the same buffers
+        plans.push_back(select_plan(Shape{r, k, storage}, m, Kernel::wide));
+      for (const Plan& p : plans) {
+        if (!packed && p.kernel == Kernel::wide) {
+          const WideWsNeed q = wide_hilo_ws_need(p.cfg, m, r);
+          need.ws_floats = std::max(need.ws_floats, q.floats);
+          need.counters = std::max(need.counters, q.counters);
+          continue;
+        }
         if (p.kernel != fam) continue;
         const family::WsNeed q = family::ws_need(static_cast<int>(m), static_cast<int>(r), p.cfg.rt_cta,
                                                  p.cfg.split_k, p.cfg.n_tiles);

@@ -58,36 +58,63 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
-// One ring stage: the x tile (kTok tokens, 64 k; 16-byte chunk c of token row r lands at chunk c ^ (r & 7) of
-// that row: the 128B swizzle wgmma expects) and one packed group per warp, by cp.async from every thread.
-// Each thread's chunks are fixed for the whole K loop, so their addresses are computed once (StageLoader) and
-// a stage costs a handful of instructions per chunk. Tokens >= m and k >= K are zero-filled (x is never read
-// out of bounds); so are row tiles past the matrix.
-template <class C>
-struct StageLoader {
-  static constexpr int kX = C::kTok * 8 / C::kThreads;              // x chunks per thread
-  static constexpr int kChunks = C::kGroupBytes / 16;
-  static constexpr int kW = C::kWarps * kChunks / C::kThreads;      // weight chunks per thread
-  static_assert(C::kTok * 8 % C::kThreads == 0 && C::kWarps * kChunks % C::kThreads == 0, "even split");
-  static_assert(C::kThreads % 8 == 0, "a thread keeps its 16-byte column of x");
+// The x part of one ring stage: the x tile (kTok tokens, 64 k; 16-byte chunk c of token row r lands at chunk
+// c ^ (r & 7) of that row: the 128B swizzle wgmma expects), by cp.async from every thread. Each thread's chunks
+// are fixed for the whole K loop, so their addresses are computed once and a stage costs a handful of
+// instructions per chunk. Tokens >= m and k >= K are zero-filled (x is never read out of bounds).
+template <int kTok, int kThreads>
+struct XLoader {
+  static constexpr int kX = kTok * 8 / kThreads;                    // x chunks per thread
+  static_assert(kTok * 8 % kThreads == 0 && kX <= 32, "even split");
+  static_assert(kThreads % 8 == 0, "a thread keeps its 16-byte column of x");
 
   const __nv_bfloat16* xsrc;   // token row (tok0 + tid / 8), column 8 (tid % 8), at group g_begin
-  uint32_t xdst;               // offset of the first chunk in a stage (the others follow every 32 rows)
+  uint32_t xdst;               // offset of the first chunk in a stage (the others follow every kThreads / 8 rows)
   uint32_t xrows_ok;           // bit j: row j of this thread is a real token
   int xcol;                    // k of this thread's chunk inside a group
-  const uint8_t* wsrc[kW];
-  uint32_t wdst[kW];
-  uint32_t wok;                // bit j: chunk j belongs to a real row tile
 
-  __device__ __forceinline__ StageLoader(const PackedView& w, const __nv_bfloat16* __restrict__ x, int64_t m,
-                                         int64_t tok0, int64_t row_tile0, int64_t g_begin) {
+  __device__ __forceinline__ XLoader(const __nv_bfloat16* __restrict__ x, int64_t k, int64_t m, int64_t tok0,
+                                     int64_t g_begin) {
     const int tid = threadIdx.x, r = tid >> 3, c = tid & 7;
     xcol = 8 * c;
     xdst = r * 128 + ((c ^ (r & 7)) << 4);
     xrows_ok = 0;
 #pragma unroll
-    for (int j = 0; j < kX; ++j) xrows_ok |= (tok0 + r + j * (C::kThreads / 8) < m ? 1u : 0u) << j;
-    xsrc = (xrows_ok & 1) ? x + (tok0 + r) * w.k + g_begin * 64 + xcol : x;
+    for (int j = 0; j < kX; ++j) xrows_ok |= (tok0 + r + j * (kThreads / 8) < m ? 1u : 0u) << j;
+    xsrc = (xrows_ok & 1) ? x + (tok0 + r) * k + g_begin * 64 + xcol : x;
+  }
+
+  // The x tile of group g_begin + it; k_left = K - (first k of this group): the K tail zero-fills.
+  __device__ __forceinline__ void load(uint32_t stage, const __nv_bfloat16* __restrict__ x, int64_t k, int it,
+                                       int64_t k_left) const {
+    const int64_t left = k_left - xcol;
+    const int bytes = left >= 8 ? 16 : (left > 0 ? static_cast<int>(left) * 2 : 0);
+#pragma unroll
+    for (int j = 0; j < kX; ++j) {
+      const bool ok = (xrows_ok >> j) & 1;
+      const __nv_bfloat16* src = ok ? xsrc + it * 64 + static_cast<int64_t>(j) * (kThreads / 8) * k : x;
+      cp_async16(stage + xdst + j * (kThreads / 8) * 128, src, ok ? bytes : 0);
+    }
+  }
+};
+
+// One ring stage of the packed source: the x tile and one packed group per warp, by cp.async from every thread.
+// Row tiles past the matrix are zero-filled.
+template <class C>
+struct StageLoader {
+  static constexpr int kChunks = C::kGroupBytes / 16;
+  static constexpr int kW = C::kWarps * kChunks / C::kThreads;      // weight chunks per thread
+  static_assert(C::kWarps * kChunks % C::kThreads == 0, "even split");
+
+  XLoader<C::kTok, C::kThreads> xl;
+  const uint8_t* wsrc[kW];
+  uint32_t wdst[kW];
+  uint32_t wok;                // bit j: chunk j belongs to a real row tile
+
+  __device__ __forceinline__ StageLoader(const PackedView& w, const __nv_bfloat16* __restrict__ x, int64_t m,
+                                         int64_t tok0, int64_t row_tile0, int64_t g_begin)
+      : xl(x, w.k, m, tok0, g_begin) {
+    const int tid = threadIdx.x;
     wok = 0;
 #pragma unroll
     for (int j = 0; j < kW; ++j) {
@@ -103,15 +130,7 @@ struct StageLoader {
   // Stage for group g_begin + it.
   __device__ __forceinline__ void load(uint32_t stage, const PackedView& w, const __nv_bfloat16* __restrict__ x,
                                        int it, int64_t k_left) const {
-    // k_left = K - (first k of this group): the K tail zero-fills (k_left >= 64 everywhere but the last group).
-    const int64_t left = k_left - xcol;
-    const int bytes = left >= 8 ? 16 : (left > 0 ? static_cast<int>(left) * 2 : 0);
-#pragma unroll
-    for (int j = 0; j < kX; ++j) {
-      const bool ok = (xrows_ok >> j) & 1;
-      const __nv_bfloat16* src = ok ? xsrc + it * 64 + static_cast<int64_t>(j) * (C::kThreads / 8) * w.k : x;
-      cp_async16(stage + xdst + j * (C::kThreads / 8) * 128, src, ok ? bytes : 0);
-    }
+    xl.load(stage, x, w.k, it, k_left);
 #pragma unroll
     for (int j = 0; j < kW; ++j)
       cp_async16(stage + wdst[j], wsrc[j] + static_cast<int64_t>(it) * C::kGroupBytes, ((wok >> j) & 1) ? 16 : 0);
@@ -332,6 +351,265 @@ void launch(const Config& cfg, const PackedView& w, const __nv_bfloat16* x, int6
                             cudaGetErrorString(e)));
 }
 
+// ---- The hi + lo source (FP32 router weights as BF16 hi + lo (+ lo2), FP32 out) ----
+//
+// The same loop with the router's terms: each stage holds the x tile and, per warp, one 16-bit group of every
+// term. The terms go into one FP32 accumulator: hi as stored, lo (stored as (W - hi) 2^8) and lo2 (2^16) scaled
+// back by 2^-8 / 2^-16 in registers (BF16 multiplies by a power of two: exact unless the product is subnormal,
+// |W| < ~2^-110; such weights then contribute their hi + lo part). CTA = one warpgroup: 64 rows x kTok tokens,
+// K / split of the K range; all of a CTA's groups are in flight from entry when they fit (kStages >= groups).
+// N = 256 fills only 4 such row blocks, so K is split 32 ways (128 CTAs): the `csize` CTAs of a cluster reduce
+// their partials through distributed shared memory (rank r sums rows [64 r / csize, 64 (r + 1) / csize) over
+// the ranks in order), then the split / csize cluster partials of a row slice meet in the global workspace,
+// where the last-arriving CTA of the slice adds them in cluster order (fixed order: bitwise deterministic; its
+// counter is reset by that CTA, so graph replays need no host reset).
+template <int kTok_, int kTerms_, int kStages_>
+struct WideHiLoCfg {
+  static constexpr int kTok = kTok_;
+  static constexpr int kTerms = kTerms_;
+  static constexpr int kStages = kStages_;
+  static constexpr int kThreads = 128;
+  static constexpr int kWarps = 4;
+  static constexpr int kXBytes = kTok * 128;
+  static constexpr int kWBytes = kWarps * kTerms * format::kBytes16;
+  static constexpr int kStageBytes = kXBytes + kWBytes;
+  static constexpr int kRedBytes = 64 * kTok * 4;
+  static constexpr int kRingBytes = kStages * kStageBytes;
+  static constexpr int kSmem = (kRingBytes > kRedBytes ? kRingBytes : kRedBytes) + 1024;
+  static constexpr int kAcc = kTok / 2;
+  static_assert(kStageBytes % 1024 == 0, "x tiles must stay 1024-byte aligned (128B swizzle)");
+  static_assert(kSmem <= 227 * 1024, "shared memory");
+};
+
+// Stage slot j (= term * 4 + warp) holds group g_begin + it of row tile row_tile0 + warp of that term; thread
+// tid copies chunk tid of every slot. Row tiles past the matrix are zero-filled.
+template <class C>
+struct HiLoStageLoader {
+  static constexpr int kW = C::kWarps * C::kTerms;  // 2048-byte slots per stage = 16-byte chunks per thread
+  static_assert(format::kBytes16 / 16 == C::kThreads, "one chunk of every slot per thread");
+  XLoader<C::kTok, C::kThreads> xl;
+  const uint8_t* wsrc[kW];
+  uint32_t wok;
+
+  __device__ __forceinline__ HiLoStageLoader(const HiLoView& w, const __nv_bfloat16* __restrict__ x, int64_t m,
+                                             int64_t tok0, int64_t row_tile0, int64_t g_begin)
+      : xl(x, w.k, m, tok0, g_begin) {
+    const uint8_t* term[3] = {w.hi, w.lo, w.lo2};
+    wok = 0;
+#pragma unroll
+    for (int j = 0; j < kW; ++j) {
+      const int64_t rt = row_tile0 + j % C::kWarps;
+      const bool ok = rt < w.row_tiles;
+      wok |= (ok ? 1u : 0u) << j;
+      wsrc[j] = term[j / C::kWarps] + ((ok ? rt : 0) * w.k_groups + g_begin) * format::kBytes16 + threadIdx.x * 16;
+    }
+  }
+
+  __device__ __forceinline__ void load(uint32_t stage, const HiLoView& w, const __nv_bfloat16* __restrict__ x,
+                                       int it, int64_t k_left) const {
+    xl.load(stage, x, w.k, it, k_left);
+#pragma unroll
+    for (int j = 0; j < kW; ++j)
+      cp_async16(stage + C::kXBytes + j * format::kBytes16 + threadIdx.x * 16,
+                 wsrc[j] + static_cast<int64_t>(it) * format::kBytes16, ((wok >> j) & 1) ? 16 : 0);
+  }
+};
+
+// a *= 2^-shift for BF16 pairs (exact for normal results).
+__device__ __forceinline__ uint32_t bf16x2_scale(uint32_t a, uint32_t scale2) {
+  uint32_t r;
+  asm("mul.rn.bf16x2 %0, %1, %2;\n" : "=r"(r) : "r"(a), "r"(scale2));
+  return r;
+}
+
+// cp.async writes are generic-proxy writes; wgmma reads shared memory through the async proxy.
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+
+template <class C>
+__global__ void __launch_bounds__(C::kThreads, 1)
+    wide_hilo_kernel(const HiLoView w, const __nv_bfloat16* __restrict__ x, int64_t m, float* __restrict__ out,
+                     int64_t rows, int split, int csize) {
+  extern __shared__ uint8_t smem_raw[];
+  uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
+  const uint32_t smem0 = smem_addr(smem);
+  __shared__ int last_flag;
+
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, tid = threadIdx.x;
+  const int sidx = static_cast<int>(blockIdx.x) % split;             // K slice
+  const int64_t row_block = blockIdx.x / split;                       // 64 weight rows
+  const int64_t row_blocks = gridDim.x / split;
+  const int64_t tok0 = static_cast<int64_t>(blockIdx.y) * C::kTok;
+  const int64_t row_tile0 = row_block * C::kWarps;
+  const int64_t g_begin = w.k_groups * sidx / split, g_end = w.k_groups * (sidx + 1) / split;
+  const int n_iter = static_cast<int>(g_end - g_begin);
+
+  float acc[C::kAcc];
+#pragma unroll
+  for (int i = 0; i < C::kAcc; ++i) acc[i] = 0.f;
+
+  // Prologue: the first kStages groups in flight (one commit group each, empty past the range).
+  const HiLoStageLoader<C> loader(w, x, m, tok0, row_tile0, g_begin);
+  const int64_t k_left0 = w.k - g_begin * 64;
+#pragma unroll
+  for (int s = 0; s < C::kStages; ++s) {
+    if (s < n_iter) loader.load(smem0 + s * C::kStageBytes, w, x, s, k_left0 - 64 * s);
+    cp_async_commit();
+  }
+  const uint32_t scale_lo = 0x3B803B80u;   // BF16 2^-8 twice
+  const uint32_t scale_lo2 = 0x37803780u;  // BF16 2^-16 twice
+  for (int it = 0; it < n_iter; ++it) {
+    cp_async_wait<C::kStages - 1>();  // this thread's copies of group `it` have landed
+    fence_proxy_async();
+    __syncthreads();                  // everybody's
+    const int slot = it % C::kStages;
+    const uint8_t* stage = smem + slot * C::kStageBytes;
+    uint32_t a[C::kTerms][4][4];
+#pragma unroll
+    for (int t = 0; t < C::kTerms; ++t) {
+      GroupRegs<false> regs;
+      regs.load_shared(stage + C::kXBytes + (t * C::kWarps + warp) * format::kBytes16, lane);
+      regs.decode(PackedView{}, a[t]);
+      if (t > 0)
+#pragma unroll
+        for (int s = 0; s < 4; ++s)
+#pragma unroll
+          for (int j = 0; j < 4; ++j) a[t][s][j] = bf16x2_scale(a[t][s][j], t == 1 ? scale_lo : scale_lo2);
+    }
+    const uint32_t xt = smem0 + slot * C::kStageBytes;
+    wgmma_fence();
+#pragma unroll
+    for (int s = 0; s < 4; ++s)
+#pragma unroll
+      for (int t = 0; t < C::kTerms; ++t) wgmma_rs<C::kTok>(acc, a[t][s], x_desc(xt + 32 * s));
+    wgmma_commit();
+    wgmma_wait0();
+    if (it + C::kStages < n_iter) {  // refill this slot (uniform branch)
+      __syncthreads();               // every warp is done with it
+      loader.load(smem0 + slot * C::kStageBytes, w, x, it + C::kStages, k_left0 - 64 * (it + C::kStages));
+    }
+    cp_async_commit();
+  }
+  cp_async_wait<0>();
+  __syncthreads();  // the ring is dead from here: its space holds the FP32 partials
+
+  // Accumulator fragment: n8 block i, reg 4i + q -> row 16 warp + g + 8 (q >> 1), token 8i + 2t + (q & 1).
+  const int g = lane >> 2, t4 = lane & 3;
+  if (split == 1) {
+#pragma unroll
+    for (int i = 0; i < C::kTok / 8; ++i)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const int64_t row = (row_tile0 + warp) * 16 + g + 8 * (q >> 1), tok = tok0 + 8 * i + 2 * t4 + (q & 1);
+        if (row < rows && tok < m) out[tok * rows + row] = acc[4 * i + q];
+      }
+    return;
+  }
+  float* red = reinterpret_cast<float*>(smem);  // (kTok tokens, 64 rows): rows contiguous
+#pragma unroll
+  for (int i = 0; i < C::kTok / 8; ++i)
+#pragma unroll
+    for (int q = 0; q < 4; ++q) red[(8 * i + 2 * t4 + (q & 1)) * 64 + warp * 16 + g + 8 * (q >> 1)] = acc[4 * i + q];
+  cg::cluster_group cluster = cg::this_cluster();
+  if (csize > 1) cluster.sync();
+  else __syncthreads();
+
+  // Rank r of the cluster: rows [r0, r0 + nr) of the tile, every token, summed over the ranks in order.
+  const int rank = sidx % csize, ncl = split / csize, cl = sidx / csize;
+  const int nr = 64 / csize, r0 = rank * nr, nv = nr / 4;        // nv float4 per token
+  const float* peer[8];
+#pragma unroll
+  for (int q = 0; q < 8; ++q) peer[q] = csize > 1 ? cluster.map_shared_rank(red, q < csize ? q : 0) : red;
+  const int64_t tile = static_cast<int64_t>(blockIdx.y) * row_blocks + row_block;
+  float* ws = w.split.ws;
+  auto store_out = [&](int tk, int lr, float4 v) {
+    const int64_t row = row_block * 64 + lr, tok = tok0 + tk;
+    if (tok >= m) return;
+    float* o = out + tok * rows + row;
+    if (row + 3 < rows && (rows & 3) == 0 && (reinterpret_cast<uintptr_t>(out) & 15) == 0) {
+      *reinterpret_cast<float4*>(o) = v;
+    } else {
+      if (row < rows) o[0] = v.x;
+      if (row + 1 < rows) o[1] = v.y;
+      if (row + 2 < rows) o[2] = v.z;
+      if (row + 3 < rows) o[3] = v.w;
+    }
+  };
+  for (int e = tid; e < nv * C::kTok; e += C::kThreads) {
+    const int tk = e / nv, lr = r0 + 4 * (e % nv);
+    float4 v[8];
+#pragma unroll
+    for (int q = 0; q < 8; ++q)
+      if (q < csize) v[q] = *reinterpret_cast<const float4*>(peer[q] + tk * 64 + lr);
+    float4 sum = v[0];
+#pragma unroll
+    for (int q = 1; q < 8; ++q)
+      if (q < csize) sum.x += v[q].x, sum.y += v[q].y, sum.z += v[q].z, sum.w += v[q].w;
+    if (ncl == 1) store_out(tk, lr, sum);
+    else *reinterpret_cast<float4*>(ws + ((tile * ncl + cl) * C::kTok + tk) * 64 + lr) = sum;
+  }
+  if (csize > 1) cluster.sync();  // nobody leaves while a peer still reads its shared memory
+  if (ncl == 1) return;
+
+  // The cluster partials of this row slice: the last-arriving CTA adds them in cluster order.
+  __threadfence();
+  __syncthreads();
+  if (tid == 0) {
+    unsigned* c = w.split.cnt + tile * csize + rank;
+    const bool last = atomicAdd(c, 1u) == static_cast<unsigned>(ncl - 1);
+    if (last) *c = 0;  // every arrival is in: reset for the next launch
+    last_flag = last;
+  }
+  __syncthreads();
+  if (!last_flag) return;
+  __threadfence();
+  for (int e = tid; e < nv * C::kTok; e += C::kThreads) {
+    const int tk = e / nv, lr = r0 + 4 * (e % nv);
+    float4 sum = __ldcg(reinterpret_cast<const float4*>(ws + (tile * ncl * C::kTok + tk) * 64 + lr));
+    for (int c = 1; c < ncl; ++c) {
+      const float4 v = __ldcg(reinterpret_cast<const float4*>(ws + ((tile * ncl + c) * C::kTok + tk) * 64 + lr));
+      sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;
+    }
+    store_out(tk, lr, sum);
+  }
+}
+
+// Cluster size of a split: the largest of 8, 4, 2, 1 that divides it.
+int hilo_csize(int split) { return split % 8 == 0 ? 8 : split % 4 == 0 ? 4 : split % 2 == 0 ? 2 : 1; }
+
+template <class C>
+void launch_hilo(const Config& cfg, const HiLoView& w, const __nv_bfloat16* x, int64_t m, float* out, int64_t rows,
+                 cudaStream_t stream) {
+  static const bool attr_ok = [] {
+    RelaxedCapture relaxed;
+    return cudaFuncSetAttribute(wide_hilo_kernel<C>, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmem) ==
+           cudaSuccess;
+  }();
+  if (!attr_ok) throw Error("solgemm: wide hi + lo kernel: cannot set its shared-memory size");
+  const int split = cfg.split_k, csize = hilo_csize(split);
+  const WideWsNeed need = wide_hilo_ws_need(cfg, m, rows);
+  if (need.floats > w.split.ws_floats || need.counters > w.split.counters)
+    throw Error(fmt::format("solgemm: wide hi + lo kernel: split-K workspace too small ({} floats, {} counters needed; "
+                            "{}, {} allocated: PrepareOptions::max_m?)", need.floats, need.counters, w.split.ws_floats,
+                            w.split.counters));
+  const int64_t row_blocks = (rows + 63) / 64;
+  cudaLaunchConfig_t lc{};
+  lc.gridDim = dim3(static_cast<unsigned>(row_blocks * split), static_cast<unsigned>((m + C::kTok - 1) / C::kTok), 1);
+  lc.blockDim = dim3(C::kThreads, 1, 1);
+  lc.dynamicSmemBytes = C::kSmem;
+  lc.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = static_cast<unsigned>(csize);
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  lc.attrs = attr;
+  lc.numAttrs = 1;
+  const cudaError_t e = cudaLaunchKernelEx(&lc, wide_hilo_kernel<C>, w, x, m, out, rows, split, csize);
+  if (e != cudaSuccess)
+    throw Error(fmt::format("solgemm: wide hi + lo kernel launch (m={}, rows={}, split={}): {}", m, rows, split,
+                            cudaGetErrorString(e)));
+}
+
 }  // namespace
 
 // The compiled variants: (tokens per CTA, warpgroups, stages) = (128, 2, 3) for m <= 128 (two CTAs fit an SM),
@@ -347,6 +625,38 @@ void launch_wide(const Config& cfg, const PackedView& w, const __nv_bfloat16* x,
   } else {
     if (wide_tok) launch<WideCfg<false, 256, 2, 3>>(cfg, w, x, m, out, rows, stream);
     else launch<WideCfg<false, 128, 2, 3>>(cfg, w, x, m, out, rows, stream);
+  }
+}
+
+}  // namespace solgemm::kernels
+
+namespace solgemm::kernels {
+
+WideWsNeed wide_hilo_ws_need(const Config& cfg, int64_t m, int64_t rows) {
+  const int split = cfg.split_k, csize = split % 8 == 0 ? 8 : split % 4 == 0 ? 4 : split % 2 == 0 ? 2 : 1;
+  const int ncl = split / csize;
+  if (ncl <= 1) return {};
+  const int64_t tok = 8 * cfg.n_tiles, tiles = ((rows + 63) / 64) * ((m + tok - 1) / tok);
+  return {static_cast<size_t>(tiles * ncl * tok * 64), static_cast<size_t>(tiles * csize)};
+}
+
+// (tokens per CTA, terms, stages) = (128 or 256, 2 or 3, 4): 128-token CTAs for m <= 128, 256 above.
+void launch_wide_hilo(const Config& cfg, const HiLoView& w, const __nv_bfloat16* x, int64_t m, float* out,
+                      int64_t rows, cudaStream_t stream) {
+  if (cfg.split_k < 1 || cfg.split_k > 1024)
+    throw Error(fmt::format("solgemm: wide hi + lo kernel: split {} not in 1..1024", cfg.split_k));
+  if (w.k % 8 != 0 || reinterpret_cast<uintptr_t>(x) % 16 != 0) {  // x rows not in 16-byte chunks
+    const Plan p = select_plan(Shape{rows, w.k, Storage::hilo}, m, Kernel::router);
+    launch_router(p.cfg, w, x, m, out, rows, stream);
+    return;
+  }
+  const bool wide_tok = cfg.n_tiles > 16;
+  if (w.lo2 != nullptr) {
+    if (wide_tok) launch_hilo<WideHiLoCfg<256, 3, 4>>(cfg, w, x, m, out, rows, stream);
+    else launch_hilo<WideHiLoCfg<128, 3, 4>>(cfg, w, x, m, out, rows, stream);
+  } else {
+    if (wide_tok) launch_hilo<WideHiLoCfg<256, 2, 4>>(cfg, w, x, m, out, rows, stream);
+    else launch_hilo<WideHiLoCfg<128, 2, 4>>(cfg, w, x, m, out, rows, stream);
   }
 }
 
