@@ -14,9 +14,16 @@
 //
 // Roofline (H200): pooler m = 128: 8.6 GFLOP -> 8.7 us at 989 TFLOP/s; 50 MB at 12 bits -> 11 us at 4.6 TB/s.
 #include <cooperative_groups.h>
+#include <cuda.h>
+#include <cudaTypedefs.h>
 #include <cuda_bf16.h>
 #include <fmt/format.h>
 
+#include <map>
+#include <mutex>
+#include <type_traits>
+
+#include "async_copy.cuh"
 #include "decode.cuh"
 #include "kernels.hpp"
 
@@ -353,21 +360,28 @@ void launch(const Config& cfg, const PackedView& w, const __nv_bfloat16* x, int6
 
 // ---- The hi + lo source (FP32 router weights as BF16 hi + lo (+ lo2), FP32 out) ----
 //
-// The same loop with the router's terms: each stage holds the x tile and, per warp, one 16-bit group of every
-// term. The terms go into one FP32 accumulator: hi as stored, lo (stored as (W - hi) 2^8) and lo2 (2^16) scaled
-// back by 2^-8 / 2^-16 in registers (BF16 multiplies by a power of two: exact unless the product is subnormal,
-// |W| < ~2^-110; such weights then contribute their hi + lo part). CTA = one warpgroup: 64 rows x kTok tokens,
-// K / split of the K range; all of a CTA's groups are in flight from entry when they fit (kStages >= groups).
-// N = 256 fills only 4 such row blocks, so K is split 32 ways (128 CTAs): the `csize` CTAs of a cluster reduce
-// their partials through distributed shared memory (rank r sums rows [64 r / csize, 64 (r + 1) / csize) over
-// the ranks in order), then the split / csize cluster partials of a row slice meet in the global workspace,
-// where the last-arriving CTA of the slice adds them in cluster order (fixed order: bitwise deterministic; its
-// counter is reset by that CTA, so graph replays need no host reset).
+// The router's terms through the same wgmma: each stage holds the x tile (one TMA tensor copy, 128B-swizzled,
+// tokens >= m and k >= K zero-filled by the copy engine) and, per warp, one 16-bit group of every term (one bulk
+// copy each); one thread issues a stage, an mbarrier counts its bytes, so issuing costs a few instructions (the
+// first version copied with cp.async from every thread: ~300 instructions per group with one warp per
+// scheduler, latency-bound; perf-notes step 56). The terms go into one FP32 accumulator: hi as stored, lo
+// (stored as (W - hi) 2^8) and lo2 (2^16) scaled back by 2^-8 / 2^-16 in registers (BF16 multiplies by a power of
+// two: exact unless the product is subnormal, |W| < ~2^-110; such weights then contribute their hi + lo part).
+// A group's wgmmas complete before the next group's fragments are loaded (see kPipe). CTA = one warpgroup: 64 rows x kTok tokens x K / split; all of a CTA's groups are in flight from
+// entry when they fit (kStages >= groups), else the stages are refilled as a ring.
+// N = 256 gives only 4 row blocks, so K is split 32 ways (128 CTAs): the `csize` CTAs of a cluster reduce their
+// partials through distributed shared memory (rank r sums rows [64 r / csize, 64 (r + 1) / csize) over the ranks
+// in order), then the split / csize cluster partials of a row slice meet in the global workspace, where the
+// last-arriving CTA of the slice adds them in cluster order (fixed order: bitwise deterministic; its counter is
+// reset by that CTA, so graph replays need no host reset).
 template <int kTok_, int kTerms_, int kStages_>
 struct WideHiLoCfg {
   static constexpr int kTok = kTok_;
   static constexpr int kTerms = kTerms_;
   static constexpr int kStages = kStages_;
+  // Double-buffered A registers with the next group's wgmmas issued before the previous ones complete: ptxas
+  // serializes every wgmma then (C7513: registers of a wgmma defined inside an open pipeline stage), so off.
+  static constexpr bool kPipe = false;
   static constexpr int kThreads = 128;
   static constexpr int kWarps = 4;
   static constexpr int kXBytes = kTok * 128;
@@ -381,115 +395,114 @@ struct WideHiLoCfg {
   static_assert(kSmem <= 227 * 1024, "shared memory");
 };
 
-// Stage slot j (= term * 4 + warp) holds group g_begin + it of row tile row_tile0 + warp of that term; thread
-// tid copies chunk tid of every slot. Row tiles past the matrix are zero-filled.
-template <class C>
-struct HiLoStageLoader {
-  static constexpr int kW = C::kWarps * C::kTerms;  // 2048-byte slots per stage = 16-byte chunks per thread
-  static_assert(format::kBytes16 / 16 == C::kThreads, "one chunk of every slot per thread");
-  XLoader<C::kTok, C::kThreads> xl;
-  const uint8_t* wsrc[kW];
-  uint32_t wok;
-
-  __device__ __forceinline__ HiLoStageLoader(const HiLoView& w, const __nv_bfloat16* __restrict__ x, int64_t m,
-                                             int64_t tok0, int64_t row_tile0, int64_t g_begin)
-      : xl(x, w.k, m, tok0, g_begin) {
-    const uint8_t* term[3] = {w.hi, w.lo, w.lo2};
-    wok = 0;
-#pragma unroll
-    for (int j = 0; j < kW; ++j) {
-      const int64_t rt = row_tile0 + j % C::kWarps;
-      const bool ok = rt < w.row_tiles;
-      wok |= (ok ? 1u : 0u) << j;
-      wsrc[j] = term[j / C::kWarps] + ((ok ? rt : 0) * w.k_groups + g_begin) * format::kBytes16 + threadIdx.x * 16;
-    }
-  }
-
-  __device__ __forceinline__ void load(uint32_t stage, const HiLoView& w, const __nv_bfloat16* __restrict__ x,
-                                       int it, int64_t k_left) const {
-    xl.load(stage, x, w.k, it, k_left);
-#pragma unroll
-    for (int j = 0; j < kW; ++j)
-      cp_async16(stage + C::kXBytes + j * format::kBytes16 + threadIdx.x * 16,
-                 wsrc[j] + static_cast<int64_t>(it) * format::kBytes16, ((wok >> j) & 1) ? 16 : 0);
-  }
-};
-
-// a *= 2^-shift for BF16 pairs (exact for normal results).
+// a *= scale2 for BF16 pairs (a power of two: exact for normal results).
 __device__ __forceinline__ uint32_t bf16x2_scale(uint32_t a, uint32_t scale2) {
   uint32_t r;
   asm("mul.rn.bf16x2 %0, %1, %2;\n" : "=r"(r) : "r"(a), "r"(scale2));
   return r;
 }
 
-// cp.async writes are generic-proxy writes; wgmma reads shared memory through the async proxy.
-__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+// TMA: a (64 k, kTok tokens) box of x at (k0, tok0) into shared memory, 128B-swizzled, counted on `bar`.
+__device__ __forceinline__ void tma_x(uint32_t dst, const CUtensorMap* map, int k0, int tok0, uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(k0), "r"(tok0), "r"(bar)
+      : "memory");
+}
 
 template <class C>
 __global__ void __launch_bounds__(C::kThreads, 1)
-    wide_hilo_kernel(const HiLoView w, const __nv_bfloat16* __restrict__ x, int64_t m, float* __restrict__ out,
+    wide_hilo_kernel(const __grid_constant__ CUtensorMap xmap, const HiLoView w, int64_t m, float* __restrict__ out,
                      int64_t rows, int split, int csize) {
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
   const uint32_t smem0 = smem_addr(smem);
+  __shared__ __align__(8) uint64_t full[C::kStages];
   __shared__ int last_flag;
 
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, tid = threadIdx.x;
   const int sidx = static_cast<int>(blockIdx.x) % split;             // K slice
   const int64_t row_block = blockIdx.x / split;                       // 64 weight rows
   const int64_t row_blocks = gridDim.x / split;
-  const int64_t tok0 = static_cast<int64_t>(blockIdx.y) * C::kTok;
+  const int tok0 = static_cast<int>(blockIdx.y) * C::kTok;
   const int64_t row_tile0 = row_block * C::kWarps;
   const int64_t g_begin = w.k_groups * sidx / split, g_end = w.k_groups * (sidx + 1) / split;
   const int n_iter = static_cast<int>(g_end - g_begin);
 
+  if (tid == 0) {
+#pragma unroll
+    for (int s = 0; s < C::kStages; ++s) family::mbar_init(family::smem_u32(&full[s]), 1);
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+
+  // Warp 0 issues stage `slot` <- group g_begin + it: lane 0 the x box (after announcing the stage's bytes), lanes
+  // 0 .. kTerms * 4 - 1 one weight group each (row tiles past the matrix read the last row tile: their rows are
+  // never stored).
+  const uint8_t* term_base = lane / C::kWarps == 0 ? w.hi : lane / C::kWarps == 1 ? w.lo : w.lo2;
+  const int64_t my_rt = min(row_tile0 + lane % C::kWarps, w.row_tiles - 1);
+  auto issue = [&](int slot, int it) {
+    const uint32_t bar = family::smem_u32(&full[slot]), st = smem0 + slot * C::kStageBytes;
+    if (lane == 0) {
+      family::mbar_arrive_expect_tx(bar, C::kStageBytes);
+      tma_x(st, &xmap, static_cast<int>((g_begin + it) * 64), tok0, bar);
+    }
+    __syncwarp();
+    if (lane < C::kTerms * C::kWarps)
+      family::bulk_g2s(st + C::kXBytes + lane * format::kBytes16,
+                       term_base + (my_rt * w.k_groups + g_begin + it) * format::kBytes16, format::kBytes16, bar);
+  };
+  if (warp == 0)
+    for (int s = 0; s < C::kStages && s < n_iter; ++s) issue(s, s);
+
   float acc[C::kAcc];
 #pragma unroll
   for (int i = 0; i < C::kAcc; ++i) acc[i] = 0.f;
-
-  // Prologue: the first kStages groups in flight (one commit group each, empty past the range).
-  const HiLoStageLoader<C> loader(w, x, m, tok0, row_tile0, g_begin);
-  const int64_t k_left0 = w.k - g_begin * 64;
-#pragma unroll
-  for (int s = 0; s < C::kStages; ++s) {
-    if (s < n_iter) loader.load(smem0 + s * C::kStageBytes, w, x, s, k_left0 - 64 * s);
-    cp_async_commit();
-  }
-  const uint32_t scale_lo = 0x3B803B80u;   // BF16 2^-8 twice
-  const uint32_t scale_lo2 = 0x37803780u;  // BF16 2^-16 twice
-  for (int it = 0; it < n_iter; ++it) {
-    cp_async_wait<C::kStages - 1>();  // this thread's copies of group `it` have landed
-    fence_proxy_async();
-    __syncthreads();                  // everybody's
+  uint32_t a[C::kPipe ? 2 : 1][C::kTerms][4][4];
+  // One group: wait for its stage, its A fragments from shared memory, its wgmmas issued; then the slot whose
+  // wgmmas are known complete (this one without the pipeline, the previous one with it) is refilled.
+  auto step = [&](int it, auto buf_c) {
+    constexpr int buf = decltype(buf_c)::value;
     const int slot = it % C::kStages;
+    family::mbar_wait(family::smem_u32(&full[slot]), static_cast<uint32_t>((it / C::kStages) & 1));
     const uint8_t* stage = smem + slot * C::kStageBytes;
-    uint32_t a[C::kTerms][4][4];
 #pragma unroll
     for (int t = 0; t < C::kTerms; ++t) {
       GroupRegs<false> regs;
       regs.load_shared(stage + C::kXBytes + (t * C::kWarps + warp) * format::kBytes16, lane);
-      regs.decode(PackedView{}, a[t]);
+      regs.decode(PackedView{}, a[buf][t]);
       if (t > 0)
 #pragma unroll
         for (int s = 0; s < 4; ++s)
 #pragma unroll
-          for (int j = 0; j < 4; ++j) a[t][s][j] = bf16x2_scale(a[t][s][j], t == 1 ? scale_lo : scale_lo2);
+          for (int j = 0; j < 4; ++j)
+            a[buf][t][s][j] = bf16x2_scale(a[buf][t][s][j], t == 1 ? 0x3B803B80u : 0x37803780u);  // 2^-8, 2^-16
     }
     const uint32_t xt = smem0 + slot * C::kStageBytes;
     wgmma_fence();
 #pragma unroll
     for (int s = 0; s < 4; ++s)
 #pragma unroll
-      for (int t = 0; t < C::kTerms; ++t) wgmma_rs<C::kTok>(acc, a[t][s], x_desc(xt + 32 * s));
+      for (int t = 0; t < C::kTerms; ++t) wgmma_rs<C::kTok>(acc, a[buf][t][s], x_desc(xt + 32 * s));
     wgmma_commit();
-    wgmma_wait0();
-    if (it + C::kStages < n_iter) {  // refill this slot (uniform branch)
-      __syncthreads();               // every warp is done with it
-      loader.load(smem0 + slot * C::kStageBytes, w, x, it + C::kStages, k_left0 - 64 * (it + C::kStages));
+    int done;  // the last group whose wgmmas (and every warp's shared-memory reads) are complete
+    if constexpr (C::kPipe) {
+      asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+      done = it - 1;
+    } else {
+      wgmma_wait0();
+      done = it;
     }
-    cp_async_commit();
+    if (done >= 0 && done + C::kStages < n_iter) {  // refill its slot (uniform branch)
+      __syncthreads();
+      if (warp == 0) issue(done % C::kStages, done + C::kStages);
+    }
+  };
+  for (int it = 0; it < n_iter; it += 2) {
+    step(it, std::integral_constant<int, 0>{});
+    if (it + 1 < n_iter) step(it + 1, std::integral_constant<int, C::kPipe ? 1 : 0>{});
   }
-  cp_async_wait<0>();
+  wgmma_wait0();
   __syncthreads();  // the ring is dead from here: its space holds the FP32 partials
 
   // Accumulator fragment: n8 block i, reg 4i + q -> row 16 warp + g + 8 (q >> 1), token 8i + 2t + (q & 1).
@@ -554,7 +567,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   __threadfence();
   __syncthreads();
   if (tid == 0) {
-    unsigned* c = w.split.cnt + tile * csize + rank;
+    unsigned* c = w.split.cnt + tile * 8 + rank;
     const bool last = atomicAdd(c, 1u) == static_cast<unsigned>(ncl - 1);
     if (last) *c = 0;  // every arrival is in: reset for the next launch
     last_flag = last;
@@ -573,25 +586,99 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   }
 }
 
-// Cluster size of a split: the largest of 8, 4, 2, 1 that divides it.
-int hilo_csize(int split) { return split % 8 == 0 ? 8 : split % 4 == 0 ? 4 : split % 2 == 0 ? 2 : 1; }
+// x as a 2-D tensor (K inner, m tokens) for TMA: boxes of 64 k x kTok tokens, 128B swizzle, zero fill outside.
+CUtensorMap x_tensor_map(const __nv_bfloat16* x, int64_t m, int64_t k, int tok) {
+  using Encode = PFN_cuTensorMapEncodeTiled_v12000;
+  static const Encode encode = [] {
+    RelaxedCapture relaxed;
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess)
+      fn = nullptr;
+    return reinterpret_cast<Encode>(fn);
+  }();
+  if (encode == nullptr) throw Error("solgemm: wide hi + lo kernel: the driver has no cuTensorMapEncodeTiled");
+  CUtensorMap map;
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(k), static_cast<cuuint64_t>(m)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(k) * 2};
+  const cuuint32_t box[2] = {64, static_cast<cuuint32_t>(tok)};
+  const cuuint32_t estr[2] = {1, 1};
+  const CUresult r = encode(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<__nv_bfloat16*>(x), dims, strides, box,
+                            estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    throw Error(fmt::format("solgemm: wide hi + lo kernel: cuTensorMapEncodeTiled failed ({}) for x of {} x {}",
+                            static_cast<int>(r), m, k));
+  return map;
+}
+
+// How many clusters of `csize` CTAs of this kernel are resident at once (asked once per kernel and size).
+template <class C>
+int max_clusters(int csize) {
+  static std::mutex mu;
+  static std::map<int, int> fits;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = fits.find(csize);
+  if (it != fits.end()) return it->second;
+  RelaxedCapture relaxed;
+  cudaLaunchConfig_t lc{};
+  lc.gridDim = dim3(static_cast<unsigned>(csize), 1, 1);
+  lc.blockDim = dim3(C::kThreads, 1, 1);
+  lc.dynamicSmemBytes = C::kSmem;
+  cudaLaunchAttribute at[1];
+  at[0].id = cudaLaunchAttributeClusterDimension;
+  at[0].val.clusterDim.x = static_cast<unsigned>(csize);
+  at[0].val.clusterDim.y = 1;
+  at[0].val.clusterDim.z = 1;
+  lc.attrs = at;
+  lc.numAttrs = 1;
+  int n = 0;
+  if (cudaOccupancyMaxActiveClusters(&n, wide_hilo_kernel<C>, &lc) != cudaSuccess) {
+    cudaGetLastError();
+    n = 0;
+  }
+  fits[csize] = n;
+  return n;
+}
 
 template <class C>
-void launch_hilo(const Config& cfg, const HiLoView& w, const __nv_bfloat16* x, int64_t m, float* out, int64_t rows,
-                 cudaStream_t stream) {
-  static const bool attr_ok = [] {
+void set_smem_attr() {
+  static const bool ok = [] {
     RelaxedCapture relaxed;
     return cudaFuncSetAttribute(wide_hilo_kernel<C>, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmem) ==
            cudaSuccess;
   }();
-  if (!attr_ok) throw Error("solgemm: wide hi + lo kernel: cannot set its shared-memory size");
-  const int split = cfg.split_k, csize = hilo_csize(split);
+  if (!ok) throw Error("solgemm: wide hi + lo kernel: cannot set its shared-memory size");
+}
+
+// Cluster size of a split: the largest of 8, 4, 2 that divides it and whose clusters of the row blocks' CTAs
+// (one token chunk) are all resident at once for both token widths (C128, C256: the same choice for every m, so
+// that the association of the reduction, and with it every output bit, does not follow m); 1 for odd splits.
+template <class C128, class C256>
+int hilo_csize(int split, int64_t row_blocks) {
+  for (int c : {8, 4, 2}) {
+    if (split % c != 0) continue;
+    const int64_t need = row_blocks * split / c;
+    if (max_clusters<C128>(c) >= need && max_clusters<C256>(c) >= need) return c;
+  }
+  return split % 2 == 0 ? 2 : 1;
+}
+
+template <class C, class C128, class C256>
+void launch_hilo(const Config& cfg, const HiLoView& w, const __nv_bfloat16* x, int64_t m, float* out, int64_t rows,
+                 cudaStream_t stream) {
+  set_smem_attr<C128>();
+  set_smem_attr<C256>();
+  const int split = cfg.split_k;
+  const int64_t row_blocks = (rows + 63) / 64;
+  const int csize = hilo_csize<C128, C256>(split, row_blocks);
   const WideWsNeed need = wide_hilo_ws_need(cfg, m, rows);
   if (need.floats > w.split.ws_floats || need.counters > w.split.counters)
     throw Error(fmt::format("solgemm: wide hi + lo kernel: split-K workspace too small ({} floats, {} counters needed; "
                             "{}, {} allocated: PrepareOptions::max_m?)", need.floats, need.counters, w.split.ws_floats,
                             w.split.counters));
-  const int64_t row_blocks = (rows + 63) / 64;
+  const CUtensorMap xmap = x_tensor_map(x, m, w.k, C::kTok);
   cudaLaunchConfig_t lc{};
   lc.gridDim = dim3(static_cast<unsigned>(row_blocks * split), static_cast<unsigned>((m + C::kTok - 1) / C::kTok), 1);
   lc.blockDim = dim3(C::kThreads, 1, 1);
@@ -604,7 +691,7 @@ void launch_hilo(const Config& cfg, const HiLoView& w, const __nv_bfloat16* x, i
   attr[0].val.clusterDim.z = 1;
   lc.attrs = attr;
   lc.numAttrs = 1;
-  const cudaError_t e = cudaLaunchKernelEx(&lc, wide_hilo_kernel<C>, w, x, m, out, rows, split, csize);
+  const cudaError_t e = cudaLaunchKernelEx(&lc, wide_hilo_kernel<C>, xmap, w, m, out, rows, split, csize);
   if (e != cudaSuccess)
     throw Error(fmt::format("solgemm: wide hi + lo kernel launch (m={}, rows={}, split={}): {}", m, rows, split,
                             cudaGetErrorString(e)));
@@ -633,11 +720,11 @@ void launch_wide(const Config& cfg, const PackedView& w, const __nv_bfloat16* x,
 namespace solgemm::kernels {
 
 WideWsNeed wide_hilo_ws_need(const Config& cfg, int64_t m, int64_t rows) {
-  const int split = cfg.split_k, csize = split % 8 == 0 ? 8 : split % 4 == 0 ? 4 : split % 2 == 0 ? 2 : 1;
-  const int ncl = split / csize;
-  if (ncl <= 1) return {};
+  // The most cluster partials a launch can have (clusters of 2, or none for an odd split), 8 counters per tile.
+  const int split = cfg.split_k, ncl = split % 2 == 0 ? split / 2 : split;
+  if (split <= 1) return {};
   const int64_t tok = 8 * cfg.n_tiles, tiles = ((rows + 63) / 64) * ((m + tok - 1) / tok);
-  return {static_cast<size_t>(tiles * ncl * tok * 64), static_cast<size_t>(tiles * csize)};
+  return {static_cast<size_t>(tiles * ncl * tok * 64), static_cast<size_t>(tiles * 8)};
 }
 
 // (tokens per CTA, terms, stages) = (128 or 256, 2 or 3, 4): 128-token CTAs for m <= 128, 256 above.
@@ -645,18 +732,22 @@ void launch_wide_hilo(const Config& cfg, const HiLoView& w, const __nv_bfloat16*
                       int64_t rows, cudaStream_t stream) {
   if (cfg.split_k < 1 || cfg.split_k > 1024)
     throw Error(fmt::format("solgemm: wide hi + lo kernel: split {} not in 1..1024", cfg.split_k));
-  if (w.k % 8 != 0 || reinterpret_cast<uintptr_t>(x) % 16 != 0) {  // x rows not in 16-byte chunks
+  if (w.k % 8 != 0 || reinterpret_cast<uintptr_t>(x) % 16 != 0) {  // x rows not in 16-byte chunks: no TMA
     const Plan p = select_plan(Shape{rows, w.k, Storage::hilo}, m, Kernel::router);
     launch_router(p.cfg, w, x, m, out, rows, stream);
     return;
   }
   const bool wide_tok = cfg.n_tiles > 16;
   if (w.lo2 != nullptr) {
-    if (wide_tok) launch_hilo<WideHiLoCfg<256, 3, 4>>(cfg, w, x, m, out, rows, stream);
-    else launch_hilo<WideHiLoCfg<128, 3, 4>>(cfg, w, x, m, out, rows, stream);
+    using C128 = WideHiLoCfg<128, 3, 4>;
+    using C256 = WideHiLoCfg<256, 3, 4>;
+    if (wide_tok) launch_hilo<C256, C128, C256>(cfg, w, x, m, out, rows, stream);
+    else launch_hilo<C128, C128, C256>(cfg, w, x, m, out, rows, stream);
   } else {
-    if (wide_tok) launch_hilo<WideHiLoCfg<256, 2, 4>>(cfg, w, x, m, out, rows, stream);
-    else launch_hilo<WideHiLoCfg<128, 2, 4>>(cfg, w, x, m, out, rows, stream);
+    using C128 = WideHiLoCfg<128, 2, 4>;
+    using C256 = WideHiLoCfg<256, 2, 4>;
+    if (wide_tok) launch_hilo<C256, C128, C256>(cfg, w, x, m, out, rows, stream);
+    else launch_hilo<C128, C128, C256>(cfg, w, x, m, out, rows, stream);
   }
 }
 
