@@ -95,6 +95,8 @@ int main(int argc, char** argv) {
   const float fixed = tm.fixed_cost();
 
   const solgemm::kernels::SplitWs split = split_workspace(size_t{32} << 20);
+  unsigned long long* trace = nullptr;  // TUNE_TRACE=1: timelines of the wide hi + lo rows
+  if (std::getenv("TUNE_TRACE")) CK(cudaMalloc(&trace, 8192ull * 8 * 8));
   const solgemm::kernels::Blas blas = blas_with_workspace();
   const int max_m = *std::max_element(ms.begin(), ms.end());
   __nv_bfloat16* x;
@@ -279,7 +281,9 @@ int main(int argc, char** argv) {
       if (failed) std::printf("<!-- %d layouts gave wrong output -->\n", failed);
       if (sh.hilo && m > 32) {  // the wide family's hi + lo source (wgmma): K splits, checked against the plan layout
         std::string row;
-        for (int split : {8, 16, 32, 64}) {
+        std::vector<int> splits = {8, 16, 32, 64};
+        if (const char* e = std::getenv("TUNE_WIDE_SPLITS")) splits = int_list(e);  // (profiling one launch)
+        for (int split : splits) {
           solgemm::Config c = solgemm::layout_config(split, 4, 1, static_cast<int>(k_groups / split), m <= 128 ? 16 : 32);
           auto wide = [&] { solgemm::kernels::launch_wide_hilo(c, hv, x, m, static_cast<float*>(out), sh.rows, tm.s); };
           CK(cudaMemset(out, 0xFF, n_out * 4));
@@ -293,6 +297,14 @@ int main(int argc, char** argv) {
             continue;
           }
           row += fmt::format("{}split {} {:.2f}", row.empty() ? "" : "; ", split, tm.time(wide) - fixed);
+          if (trace) {  // TUNE_TRACE: where the time goes (bench_util.cuh timeline; slots: wide.cu hilo_stamp)
+            const int ctas = static_cast<int>(((sh.rows + 63) / 64) * split * ((m + 8 * c.n_tiles - 1) / (8 * c.n_tiles)));
+            tm.timeline(fmt::format("wide m={} split {}", m, split).c_str(), ctas, trace, [&](unsigned long long* tr) {
+              solgemm::kernels::HiLoView tv = hv;
+              tv.trace = tr;
+              solgemm::kernels::launch_wide_hilo(c, tv, x, m, static_cast<float*>(out), sh.rows, tm.s);
+            });
+          }
         }
         std::printf("| %d | wide hi + lo | %s | | | | | | |\n", m, row.c_str());
         std::fflush(stdout);

@@ -13,6 +13,10 @@
 //   counters: graph-safe). Rounded to BF16 once.
 //
 // Roofline (H200): pooler m = 128: 8.6 GFLOP -> 8.7 us at 989 TFLOP/s; 50 MB at 12 bits -> 11 us at 4.6 TB/s.
+//
+// The family has two weight sources: the packed BF16 formats (wide_kernel, below) and the router's FP32 weights as
+// BF16 hi + lo (wide_hilo_kernel, its own section further down: x by TMA, weights by bulk copies, K split across
+// the whole GPU and reduced through the workspace in a fixed order).
 #include <cooperative_groups.h>
 #include <cuda.h>
 #include <cudaTypedefs.h>
@@ -358,22 +362,23 @@ void launch(const Config& cfg, const PackedView& w, const __nv_bfloat16* x, int6
                             cudaGetErrorString(e)));
 }
 
-// ---- The hi + lo source (FP32 router weights as BF16 hi + lo (+ lo2), FP32 out) ----
+// ---- The hi + lo source (FP32 router weights as BF16 hi + lo (+ lo2), FP32 out; the router's verify batches) ----
 //
-// The router's terms through the same wgmma: each stage holds the x tile (one TMA tensor copy, 128B-swizzled,
-// tokens >= m and k >= K zero-filled by the copy engine) and, per warp, one 16-bit group of every term (one bulk
-// copy each); one thread issues a stage, an mbarrier counts its bytes, so issuing costs a few instructions (the
-// first version copied with cp.async from every thread: ~300 instructions per group with one warp per
-// scheduler, latency-bound; perf-notes step 56). The terms go into one FP32 accumulator: hi as stored, lo
-// (stored as (W - hi) 2^8) and lo2 (2^16) scaled back by 2^-8 / 2^-16 in registers (BF16 multiplies by a power of
-// two: exact unless the product is subnormal, |W| < ~2^-110; such weights then contribute their hi + lo part).
-// A group's wgmmas complete before the next group's fragments are loaded (see kPipe). CTA = one warpgroup: 64 rows x kTok tokens x K / split; all of a CTA's groups are in flight from
-// entry when they fit (kStages >= groups), else the stages are refilled as a ring.
-// N = 256 gives only 4 row blocks, so K is split 32 ways (128 CTAs): the `csize` CTAs of a cluster reduce their
-// partials through distributed shared memory (rank r sums rows [64 r / csize, 64 (r + 1) / csize) over the ranks
-// in order), then the split / csize cluster partials of a row slice meet in the global workspace, where the
-// last-arriving CTA of the slice adds them in cluster order (fixed order: bitwise deterministic; its counter is
-// reset by that CTA, so graph replays need no host reset).
+// Idea: the router's terms through wgmma with the weights as register A. CTA = one warpgroup: 64 rows x kTok
+// tokens (128 or 256; one launch per kTok-token chunk) x K / split. Each stage holds the x tile (one TMA tensor
+// copy, 128B-swizzled, tokens >= m and k >= K zero-filled by the copy engine) and, per warp, one 16-bit group of
+// every term (one bulk copy each); one thread issues a stage and an mbarrier counts its bytes, so issuing costs a
+// few instructions (a first version copied with cp.async from every thread: ~300 dependent instructions per group
+// with one warp per scheduler; perf-notes step 56). All of a CTA's groups are in flight from entry when they fit
+// (kStages >= groups), else the stages are refilled as a ring. The terms go into one FP32 accumulator: hi as
+// stored, lo (stored as (W - hi) 2^8) and lo2 (2^16) scaled back by 2^-8 / 2^-16 in registers (BF16 multiplies by
+// a power of two: exact unless the product is subnormal, |W| < ~2^-110; such weights then contribute their hi + lo
+// part). A group's wgmmas complete before the next group's fragments are loaded (see kPipe).
+// N = 256 gives only 4 row blocks, so K is split 32 ways (128 CTAs, one per SM) and reduced in the same launch
+// through the workspace (hilo_reduce: partials, a per-row-block barrier of a cooperative launch, each CTA adds
+// 1/split of its tile in a fixed order).
+// Roofline (H200, m = 256): 8.4 MB of terms + 4.2 MB of x per launch (x re-read by the 4 row blocks from L2:
+// 16.8 MB) -> ~3.2 us of streaming; 2.1 GFLOP of BF16 tensor work (hi and lo) -> ~2.2 us at 989 TFLOP/s.
 template <int kTok_, int kTerms_, int kStages_>
 struct WideHiLoCfg {
   static constexpr int kTok = kTok_;
@@ -387,9 +392,8 @@ struct WideHiLoCfg {
   static constexpr int kXBytes = kTok * 128;
   static constexpr int kWBytes = kWarps * kTerms * format::kBytes16;
   static constexpr int kStageBytes = kXBytes + kWBytes;
-  static constexpr int kRedBytes = 64 * kTok * 4;
   static constexpr int kRingBytes = kStages * kStageBytes;
-  static constexpr int kSmem = (kRingBytes > kRedBytes ? kRingBytes : kRedBytes) + 1024;
+  static constexpr int kSmem = kRingBytes + 1024;
   static constexpr int kAcc = kTok / 2;
   static_assert(kStageBytes % 1024 == 0, "x tiles must stay 1024-byte aligned (128B swizzle)");
   static_assert(kSmem <= 227 * 1024, "shared memory");
@@ -410,25 +414,137 @@ __device__ __forceinline__ void tma_x(uint32_t dst, const CUtensorMap* map, int 
       : "memory");
 }
 
+// Bench timeline (HiLoView::trace, null in the library): stamp i of this CTA = %globaltimer (ns), in the slots of
+// bench_util.cuh's timeline: 0 entry, 3 main loop done, 1 partials in shared memory, 2 first cluster barrier
+// passed, 4 peers' shares received, 5 shares added and second cluster barrier passed, 6 output written (by the CTA
+// that writes it).
+__device__ __forceinline__ void hilo_stamp(unsigned long long* trace, int i) {
+  unsigned long long v;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(v));
+  trace[(static_cast<size_t>(blockIdx.y) * gridDim.x + blockIdx.x) * 8 + i] = v;
+}
+
+// The split-K reduction of the hi + lo kernel. Every CTA stores its FP32 partial (64 rows x kTok tokens, row-major)
+// to the workspace straight from the accumulators (staging it in shared memory for one bulk copy was slower: the
+// copy's completion wait, perf-notes step 56); the `split` CTAs of a row
+// block meet at a barrier (an arrival counter and a generation word per row block in the workspace: the last
+// arrival resets the counter and bumps the generation, so graph replays need no host reset; the launch is
+// cooperative, so every CTA is resident and the wait cannot deadlock); then CTA s finishes its 1/split of the
+// tile: each float4 (4 tokens of a row) is summed by two threads, partials [0, split/2) and [split/2, split) in
+// order, and the two halves added (one fixed association for every m: bitwise deterministic and batch invariant).
+// (The four tokens of a float4 sum are stored one by one: out is token-major.)
+template <class C>
+__device__ __forceinline__ void hilo_reduce(const float (&acc)[C::kAcc], uint8_t* smem, const HiLoView& w,
+                                            float* __restrict__ out, int64_t m, int64_t rows, int split, int sidx,
+                                            int64_t row_block) {
+  __shared__ unsigned gen0;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t4 = lane & 3;
+  unsigned* const arrive = w.split.cnt + 2 * row_block;
+  unsigned* const gen = arrive + 1;
+  if (tid == 0) gen0 = *reinterpret_cast<volatile unsigned*>(gen);  // before this CTA arrives: cannot move yet
+  constexpr int kTile = 64 * C::kTok;  // floats of a partial
+  float* const ws = w.split.ws + row_block * split * kTile;
+  // Accumulator fragment: n8 block i, reg 4i + q -> row 16 warp + g + 8 (q >> 1), token 8i + 2t + (q & 1): two
+  // adjacent tokens of a row per float2 (the partial is row-major, kTok tokens per row).
+  float* const mine = ws + sidx * kTile;
+#pragma unroll
+  for (int i = 0; i < C::kTok / 8; ++i)
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+      __stcg(reinterpret_cast<float2*>(mine + (warp * 16 + g + 8 * h) * C::kTok + 8 * i + 2 * t4),
+             make_float2(acc[4 * i + 2 * h], acc[4 * i + 2 * h + 1]));
+  __syncthreads();
+  if (tid == 0) {
+    if (w.trace) hilo_stamp(w.trace, 1);
+    __threadfence();
+    if (atomicAdd(arrive, 1u) == static_cast<unsigned>(split - 1)) {
+      *arrive = 0;  // every arrival is in: reset for the next launch, then release the others
+      asm volatile("red.release.gpu.global.add.u32 [%0], 1;\n" ::"l"(gen) : "memory");
+    } else {
+      unsigned v;
+      do {
+        asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(gen) : "memory");
+      } while (v == gen0);
+    }
+    __threadfence();
+  }
+  __syncthreads();
+  if (w.trace && tid == 0) hilo_stamp(w.trace, 2);
+  // This CTA's share: float4 e4 of the tile (row e4 / (kTok / 4), tokens 4 (e4 % (kTok / 4)) .. + 3), e4 in
+  // [b, b + n); work item j = (element j % n, half j / n).
+  constexpr int kV = kTile / 4;
+  const int b = kV * sidx / split, n = kV * (sidx + 1) / split - b, half = split / 2;
+  float4* const hs = reinterpret_cast<float4*>(smem);  // [2][n] half sums
+  // Item j: the partials of its half in order, 16 loads in flight; two items per pass (32 loads in flight).
+  auto item_loads = [&](int j, float4 (&v)[16], int& s_begin, int& s_end, int& off) {
+    const int h = j >= n ? 1 : 0, e4 = b + j - h * n;
+    off = 4 * e4;
+    s_begin = h ? half : 0;
+    s_end = h ? split : half;
+#pragma unroll
+    for (int s = 0; s < 16; ++s)
+      if (s_begin + s < s_end) v[s] = __ldcg(reinterpret_cast<const float4*>(ws + (s_begin + s) * kTile + off));
+  };
+  auto item_sum = [&](int j, const float4 (&v)[16], int s_begin, int s_end, int off) {
+    float4 sum = v[0];
+#pragma unroll
+    for (int s = 1; s < 16; ++s)
+      if (s_begin + s < s_end) sum.x += v[s].x, sum.y += v[s].y, sum.z += v[s].z, sum.w += v[s].w;
+    for (int s = s_begin + 16; s < s_end; ++s) {  // (splits past 32: the rest one by one)
+      const float4 u = __ldcg(reinterpret_cast<const float4*>(ws + s * kTile + off));
+      sum.x += u.x, sum.y += u.y, sum.z += u.z, sum.w += u.w;
+    }
+    hs[j] = sum;
+  };
+  for (int j = tid; j < 2 * n; j += 2 * C::kThreads) {
+    float4 va[16], vb[16];
+    int sa, ea, oa, sb = 0, eb = 0, ob = 0;
+    const int jb = j + C::kThreads;
+    item_loads(j, va, sa, ea, oa);
+    if (jb < 2 * n) item_loads(jb, vb, sb, eb, ob);
+    item_sum(j, va, sa, ea, oa);
+    if (jb < 2 * n) item_sum(jb, vb, sb, eb, ob);
+  }
+  __syncthreads();
+  for (int j = tid; j < n; j += C::kThreads) {
+    const int e4 = b + j, r = e4 / (C::kTok / 4), tk = 4 * (e4 % (C::kTok / 4));
+    float4 sum = hs[j];
+    if (half > 0) {
+      const float4 v = hs[n + j];
+      sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;
+    }
+    const int64_t row = row_block * 64 + r;
+    if (row >= rows) continue;
+    const float vv[4] = {sum.x, sum.y, sum.z, sum.w};
+#pragma unroll
+    for (int q = 0; q < 4; ++q)
+      if (tk + q < m) out[(tk + q) * rows + row] = vv[q];
+  }
+  if (w.trace) {
+    __syncthreads();
+    if (tid == 0) hilo_stamp(w.trace, 6);
+  }
+}
+
 template <class C>
 __global__ void __launch_bounds__(C::kThreads, 1)
     wide_hilo_kernel(const __grid_constant__ CUtensorMap xmap, const HiLoView w, int64_t m, float* __restrict__ out,
-                     int64_t rows, int split, int csize) {
+                     int64_t rows, int split) {
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
   const uint32_t smem0 = smem_addr(smem);
   __shared__ __align__(8) uint64_t full[C::kStages];
-  __shared__ int last_flag;
 
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, tid = threadIdx.x;
   const int sidx = static_cast<int>(blockIdx.x) % split;             // K slice
   const int64_t row_block = blockIdx.x / split;                       // 64 weight rows
-  const int64_t row_blocks = gridDim.x / split;
-  const int tok0 = static_cast<int>(blockIdx.y) * C::kTok;
+  const int tok0 = 0;  // (one launch per kTok-token chunk: x, out and m are the chunk's)
   const int64_t row_tile0 = row_block * C::kWarps;
   const int64_t g_begin = w.k_groups * sidx / split, g_end = w.k_groups * (sidx + 1) / split;
   const int n_iter = static_cast<int>(g_end - g_begin);
 
+  unsigned long long* const trace = w.trace;
+  if (trace && tid == 0) hilo_stamp(trace, 0);
   if (tid == 0) {
 #pragma unroll
     for (int s = 0; s < C::kStages; ++s) family::mbar_init(family::smem_u32(&full[s]), 1);
@@ -504,6 +620,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   }
   wgmma_wait0();
   __syncthreads();  // the ring is dead from here: its space holds the FP32 partials
+  if (trace && tid == 0) hilo_stamp(trace, 3);
 
   // Accumulator fragment: n8 block i, reg 4i + q -> row 16 warp + g + 8 (q >> 1), token 8i + 2t + (q & 1).
   const int g = lane >> 2, t4 = lane & 3;
@@ -517,73 +634,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
       }
     return;
   }
-  float* red = reinterpret_cast<float*>(smem);  // (kTok tokens, 64 rows): rows contiguous
-#pragma unroll
-  for (int i = 0; i < C::kTok / 8; ++i)
-#pragma unroll
-    for (int q = 0; q < 4; ++q) red[(8 * i + 2 * t4 + (q & 1)) * 64 + warp * 16 + g + 8 * (q >> 1)] = acc[4 * i + q];
-  cg::cluster_group cluster = cg::this_cluster();
-  if (csize > 1) cluster.sync();
-  else __syncthreads();
-
-  // Rank r of the cluster: rows [r0, r0 + nr) of the tile, every token, summed over the ranks in order.
-  const int rank = sidx % csize, ncl = split / csize, cl = sidx / csize;
-  const int nr = 64 / csize, r0 = rank * nr, nv = nr / 4;        // nv float4 per token
-  const float* peer[8];
-#pragma unroll
-  for (int q = 0; q < 8; ++q) peer[q] = csize > 1 ? cluster.map_shared_rank(red, q < csize ? q : 0) : red;
-  const int64_t tile = static_cast<int64_t>(blockIdx.y) * row_blocks + row_block;
-  float* ws = w.split.ws;
-  auto store_out = [&](int tk, int lr, float4 v) {
-    const int64_t row = row_block * 64 + lr, tok = tok0 + tk;
-    if (tok >= m) return;
-    float* o = out + tok * rows + row;
-    if (row + 3 < rows && (rows & 3) == 0 && (reinterpret_cast<uintptr_t>(out) & 15) == 0) {
-      *reinterpret_cast<float4*>(o) = v;
-    } else {
-      if (row < rows) o[0] = v.x;
-      if (row + 1 < rows) o[1] = v.y;
-      if (row + 2 < rows) o[2] = v.z;
-      if (row + 3 < rows) o[3] = v.w;
-    }
-  };
-  for (int e = tid; e < nv * C::kTok; e += C::kThreads) {
-    const int tk = e / nv, lr = r0 + 4 * (e % nv);
-    float4 v[8];
-#pragma unroll
-    for (int q = 0; q < 8; ++q)
-      if (q < csize) v[q] = *reinterpret_cast<const float4*>(peer[q] + tk * 64 + lr);
-    float4 sum = v[0];
-#pragma unroll
-    for (int q = 1; q < 8; ++q)
-      if (q < csize) sum.x += v[q].x, sum.y += v[q].y, sum.z += v[q].z, sum.w += v[q].w;
-    if (ncl == 1) store_out(tk, lr, sum);
-    else *reinterpret_cast<float4*>(ws + ((tile * ncl + cl) * C::kTok + tk) * 64 + lr) = sum;
-  }
-  if (csize > 1) cluster.sync();  // nobody leaves while a peer still reads its shared memory
-  if (ncl == 1) return;
-
-  // The cluster partials of this row slice: the last-arriving CTA adds them in cluster order.
-  __threadfence();
-  __syncthreads();
-  if (tid == 0) {
-    unsigned* c = w.split.cnt + tile * 8 + rank;
-    const bool last = atomicAdd(c, 1u) == static_cast<unsigned>(ncl - 1);
-    if (last) *c = 0;  // every arrival is in: reset for the next launch
-    last_flag = last;
-  }
-  __syncthreads();
-  if (!last_flag) return;
-  __threadfence();
-  for (int e = tid; e < nv * C::kTok; e += C::kThreads) {
-    const int tk = e / nv, lr = r0 + 4 * (e % nv);
-    float4 sum = __ldcg(reinterpret_cast<const float4*>(ws + (tile * ncl * C::kTok + tk) * 64 + lr));
-    for (int c = 1; c < ncl; ++c) {
-      const float4 v = __ldcg(reinterpret_cast<const float4*>(ws + ((tile * ncl + c) * C::kTok + tk) * 64 + lr));
-      sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;
-    }
-    store_out(tk, lr, sum);
-  }
+  hilo_reduce<C>(acc, smem, w, out, m, rows, split, sidx, row_block);
 }
 
 // x as a 2-D tensor (K inner, m tokens) for TMA: boxes of 64 k x kTok tokens, 128B swizzle, zero fill outside.
@@ -613,35 +664,6 @@ CUtensorMap x_tensor_map(const __nv_bfloat16* x, int64_t m, int64_t k, int tok) 
   return map;
 }
 
-// How many clusters of `csize` CTAs of this kernel are resident at once (asked once per kernel and size).
-template <class C>
-int max_clusters(int csize) {
-  static std::mutex mu;
-  static std::map<int, int> fits;
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = fits.find(csize);
-  if (it != fits.end()) return it->second;
-  RelaxedCapture relaxed;
-  cudaLaunchConfig_t lc{};
-  lc.gridDim = dim3(static_cast<unsigned>(csize), 1, 1);
-  lc.blockDim = dim3(C::kThreads, 1, 1);
-  lc.dynamicSmemBytes = C::kSmem;
-  cudaLaunchAttribute at[1];
-  at[0].id = cudaLaunchAttributeClusterDimension;
-  at[0].val.clusterDim.x = static_cast<unsigned>(csize);
-  at[0].val.clusterDim.y = 1;
-  at[0].val.clusterDim.z = 1;
-  lc.attrs = at;
-  lc.numAttrs = 1;
-  int n = 0;
-  if (cudaOccupancyMaxActiveClusters(&n, wide_hilo_kernel<C>, &lc) != cudaSuccess) {
-    cudaGetLastError();
-    n = 0;
-  }
-  fits[csize] = n;
-  return n;
-}
-
 template <class C>
 void set_smem_attr() {
   static const bool ok = [] {
@@ -652,17 +674,30 @@ void set_smem_attr() {
   if (!ok) throw Error("solgemm: wide hi + lo kernel: cannot set its shared-memory size");
 }
 
-// Cluster size of a split: the largest of 8, 4, 2 that divides it and whose clusters of the row blocks' CTAs
-// (one token chunk) are all resident at once for both token widths (C128, C256: the same choice for every m, so
-// that the association of the reduction, and with it every output bit, does not follow m); 1 for odd splits.
+// CTAs of this kernel resident at once on the device (asked once).
+template <class C>
+int64_t resident_ctas() {
+  static const int64_t n = [] {
+    RelaxedCapture relaxed;
+    int dev = 0, sms = 0, per_sm = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, wide_hilo_kernel<C>, C::kThreads, C::kSmem) != cudaSuccess) {
+      cudaGetLastError();
+      return int64_t{0};
+    }
+    return static_cast<int64_t>(sms) * per_sm;
+  }();
+  return n;
+}
+
+// The split actually launched: the plan's, halved until a row block's CTAs of every row block are resident at once
+// for both token widths (the barrier of the reduction needs them all; the same split, and with it the same
+// association and output bits, for every m on one device).
 template <class C128, class C256>
-int hilo_csize(int split, int64_t row_blocks) {
-  for (int c : {8, 4, 2}) {
-    if (split % c != 0) continue;
-    const int64_t need = row_blocks * split / c;
-    if (max_clusters<C128>(c) >= need && max_clusters<C256>(c) >= need) return c;
-  }
-  return split % 2 == 0 ? 2 : 1;
+int hilo_split(int split, int64_t row_blocks) {
+  const int64_t cap = std::min(resident_ctas<C128>(), resident_ctas<C256>());
+  while (split > 1 && row_blocks * split > cap) split /= 2;
+  return split;
 }
 
 template <class C, class C128, class C256>
@@ -670,31 +705,35 @@ void launch_hilo(const Config& cfg, const HiLoView& w, const __nv_bfloat16* x, i
                  cudaStream_t stream) {
   set_smem_attr<C128>();
   set_smem_attr<C256>();
-  const int split = cfg.split_k;
   const int64_t row_blocks = (rows + 63) / 64;
-  const int csize = hilo_csize<C128, C256>(split, row_blocks);
-  const WideWsNeed need = wide_hilo_ws_need(cfg, m, rows);
+  const int split = hilo_split<C128, C256>(cfg.split_k, row_blocks);
+  if (row_blocks * split > resident_ctas<C>())
+    throw Error(fmt::format("solgemm: wide hi + lo kernel: {} row blocks of 64 rows do not fit the GPU at once", row_blocks));
+  Config used = cfg;
+  used.split_k = split;
+  const WideWsNeed need = wide_hilo_ws_need(used, m, rows);
   if (need.floats > w.split.ws_floats || need.counters > w.split.counters)
     throw Error(fmt::format("solgemm: wide hi + lo kernel: split-K workspace too small ({} floats, {} counters needed; "
-                            "{}, {} allocated: PrepareOptions::max_m?)", need.floats, need.counters, w.split.ws_floats,
-                            w.split.counters));
-  const CUtensorMap xmap = x_tensor_map(x, m, w.k, C::kTok);
-  cudaLaunchConfig_t lc{};
-  lc.gridDim = dim3(static_cast<unsigned>(row_blocks * split), static_cast<unsigned>((m + C::kTok - 1) / C::kTok), 1);
-  lc.blockDim = dim3(C::kThreads, 1, 1);
-  lc.dynamicSmemBytes = C::kSmem;
-  lc.stream = stream;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = static_cast<unsigned>(csize);
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  lc.attrs = attr;
-  lc.numAttrs = 1;
-  const cudaError_t e = cudaLaunchKernelEx(&lc, wide_hilo_kernel<C>, xmap, w, m, out, rows, split, csize);
-  if (e != cudaSuccess)
-    throw Error(fmt::format("solgemm: wide hi + lo kernel launch (m={}, rows={}, split={}): {}", m, rows, split,
-                            cudaGetErrorString(e)));
+                            "{}, {} allocated)", need.floats, need.counters, w.split.ws_floats, w.split.counters));
+  // One cooperative launch per kTok-token chunk (one for m <= 256).
+  for (int64_t t0 = 0; t0 < m; t0 += C::kTok) {
+    const int64_t mc = std::min<int64_t>(C::kTok, m - t0);
+    const CUtensorMap xmap = x_tensor_map(x + t0 * w.k, mc, w.k, C::kTok);
+    cudaLaunchConfig_t lc{};
+    lc.gridDim = dim3(static_cast<unsigned>(row_blocks * split), 1, 1);
+    lc.blockDim = dim3(C::kThreads, 1, 1);
+    lc.dynamicSmemBytes = C::kSmem;
+    lc.stream = stream;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeCooperative;
+    attr[0].val.cooperative = 1;
+    lc.attrs = attr;
+    lc.numAttrs = 1;
+    const cudaError_t e = cudaLaunchKernelEx(&lc, wide_hilo_kernel<C>, xmap, w, mc, out + t0 * rows, rows, split);
+    if (e != cudaSuccess)
+      throw Error(fmt::format("solgemm: wide hi + lo kernel launch (m={}, rows={}, split={}): {}", m, rows, split,
+                              cudaGetErrorString(e)));
+  }
 }
 
 }  // namespace
@@ -719,12 +758,11 @@ void launch_wide(const Config& cfg, const PackedView& w, const __nv_bfloat16* x,
 
 namespace solgemm::kernels {
 
-WideWsNeed wide_hilo_ws_need(const Config& cfg, int64_t m, int64_t rows) {
-  // The most cluster partials a launch can have (clusters of 2, or none for an odd split), 8 counters per tile.
-  const int split = cfg.split_k, ncl = split % 2 == 0 ? split / 2 : split;
-  if (split <= 1) return {};
-  const int64_t tok = 8 * cfg.n_tiles, tiles = ((rows + 63) / 64) * ((m + tok - 1) / tok);
-  return {static_cast<size_t>(tiles * ncl * tok * 64), static_cast<size_t>(tiles * 8)};
+WideWsNeed wide_hilo_ws_need(const Config& cfg, int64_t, int64_t rows) {
+  // One chunk at a time: every CTA's partial (64 rows x tokens), two counters per row block.
+  if (cfg.split_k <= 1) return {};
+  const int64_t row_blocks = (rows + 63) / 64;
+  return {static_cast<size_t>(row_blocks * cfg.split_k * 64 * 8 * cfg.n_tiles), static_cast<size_t>(row_blocks * 2)};
 }
 
 // (tokens per CTA, terms, stages) = (128 or 256, 2 or 3, 4): 128-token CTAs for m <= 128, 256 above.
