@@ -30,6 +30,7 @@ SplitWs split_ws_need(Storage storage, int64_t n, int64_t k, int64_t max_m) {
   for (int64_t m : {96, 128, 192, 256})
     if (m < mcap) ms.push_back(m);
   if (mcap > 64) ms.push_back(mcap);
+  size_t wide_counters = 0;
   std::vector<int64_t> rows;
   for (int64_t r = 16; r < n; r += 16) rows.push_back(r);
   rows.push_back(n);
@@ -43,7 +44,7 @@ SplitWs split_ws_need(Storage storage, int64_t n, int64_t k, int64_t max_m) {
         if (!packed && p.kernel == Kernel::wide) {
           const WideWsNeed q = wide_hilo_ws_need(p.cfg, m, r);
           need.ws_floats = std::max(need.ws_floats, q.floats);
-          need.counters = std::max(need.counters, q.counters);
+          wide_counters = std::max(wide_counters, q.counters);
           continue;
         }
         if (p.kernel != fam) continue;
@@ -53,6 +54,9 @@ SplitWs split_ws_need(Storage storage, int64_t n, int64_t k, int64_t max_m) {
         need.counters = std::max(need.counters, q.counters);
       }
     }
+  // The wide family's counters hold a generation word that is not 0 at rest: they get their own region, at the end
+  // (launch_wide_hilo uses the last ones), so that the router family's counters stay 0 between its launches.
+  need.counters += wide_counters;
   return need;
 }
 

@@ -715,6 +715,10 @@ void launch_hilo(const Config& cfg, const HiLoView& w, const __nv_bfloat16* x, i
   if (need.floats > w.split.ws_floats || need.counters > w.split.counters)
     throw Error(fmt::format("solgemm: wide hi + lo kernel: split-K workspace too small ({} floats, {} counters needed; "
                             "{}, {} allocated)", need.floats, need.counters, w.split.ws_floats, w.split.counters));
+  // The barrier's counters: the last ones of the workspace (split_ws_need reserves them apart from the router
+  // family's, whose counters must be 0 at rest; the generation word here never returns to 0).
+  HiLoView v = w;
+  v.split.cnt = w.split.cnt + (w.split.counters - need.counters);
   // One cooperative launch per kTok-token chunk (one for m <= 256).
   for (int64_t t0 = 0; t0 < m; t0 += C::kTok) {
     const int64_t mc = std::min<int64_t>(C::kTok, m - t0);
@@ -729,7 +733,7 @@ void launch_hilo(const Config& cfg, const HiLoView& w, const __nv_bfloat16* x, i
     attr[0].val.cooperative = 1;
     lc.attrs = attr;
     lc.numAttrs = 1;
-    const cudaError_t e = cudaLaunchKernelEx(&lc, wide_hilo_kernel<C>, xmap, w, mc, out + t0 * rows, rows, split);
+    const cudaError_t e = cudaLaunchKernelEx(&lc, wide_hilo_kernel<C>, xmap, v, mc, out + t0 * rows, rows, split);
     if (e != cudaSuccess)
       throw Error(fmt::format("solgemm: wide hi + lo kernel launch (m={}, rows={}, split={}): {}", m, rows, split,
                               cudaGetErrorString(e)));
