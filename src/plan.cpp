@@ -264,7 +264,7 @@ struct HiLoWide {
 };
 constexpr HiLoWide kHiLoWide[] = {
     {256, 8192, 65, 256, "router 65 <= m <= 256: 4 row blocks x 32 K slices, 128 CTAs, one cooperative launch (tune_plan: "
-                         "9.8 / 13.4 us at m = 128 / 256 against 11.0-11.2 / 17.9 for the router family's best layouts)"},
+                         "10.2 / 14.2 us at m = 128 / 256 against 11.0 / 17.8 for the router family's best layouts)"},
 };
 
 // Where the skinny family beats cuBLAS by a clear margin (bench, docs/results/dev/: 2026-11-29_h200_s4-lean-loop_bench.log,
