@@ -12,7 +12,7 @@ enum class Kernel {
   reference,   // simple tiled CUDA-core kernel, any shape, any m (correct, not fast)
   skinny,      // memory-bound m <= 64: packed weights (12-bit or 16-bit) decoded in registers, mma.sync
   router,      // FP32 weights as BF16 hi + lo (or exact), split over K, FP32 out
-  wide,        // verify batches 64 < m <= 256: packed weights decoded into wgmma's register A operand
+  wide,        // verify batches 64 < m <= 256: weights as wgmma's register A (packed BF16, or the router's hi + lo)
   vendor,      // cuBLAS on the raw BF16 weights: math-bound m > 64, until a family of ours beats it there
 };
 const char* to_string(Kernel k);

@@ -96,15 +96,16 @@ void router_src(const Config& cfg, const Args& a, cudaStream_t stream) {
       else
         launch<Src, 4, kMaxT, 1, kBench>(a, stream);
       return;
-    case 8:  // verify batches: 64 tokens per warp (hi + lo only), at most 8 compute warps per CTA
-      if constexpr (Src::kTerms == 2) {
+    case 8:  // 64 tokens per warp (hi + lo only), at most 8 compute warps per CTA: the bench's comparison only (the
+             // plan sends 65..256 tokens to the wide family's hi + lo source, perf-notes step 56)
+      if constexpr (Src::kTerms == 2 && kBench) {
         launch<Src, 8, 288, 1, kBench>(a, stream);
         return;
       }
       break;
     default: break;
   }
-  throw Error(fmt::format("solgemm: router: n_tiles = {}; compiled variants are 1, 2, 4 (and 8 without exact mode)",
+  throw Error(fmt::format("solgemm: router: n_tiles = {}; compiled variants are 1, 2, 4 (and 8 in the bench)",
                           cfg.n_tiles));
 }
 

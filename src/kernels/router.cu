@@ -6,9 +6,10 @@
 // 256 x 8192 gives only 16 row tiles, so K is split across CTAs (reduced in a fixed order through a cluster's
 // distributed shared memory when the grid fits as clusters, else a global workspace; skinny_family.cuh) plus
 // warps along K inside each CTA. Bytes: 8.4 MB (hi + lo) -> floor ~1.3 + 1.8 us; the anchors measure 3.17 us.
-// m > 8 * n_tiles: the grid's y dimension walks 8 * n_tiles-token chunks (weights re-read from L2).
-// Compiled variants: {HiLo, HiLoExact} x n_tiles {1, 2, 4}, and HiLo x 8 (64-token chunks, <= 8 compute
-// warps), each with the workspace and the cluster reduction.
+// m > 8 * n_tiles: the grid's y dimension walks 8 * n_tiles-token chunks (weights re-read from L2); the plan sends
+// the 256 x 8192 router's verify batches (65..256 tokens) to the wide family's hi + lo source instead (wide.cu).
+// Compiled variants: {HiLo, HiLoExact} x n_tiles {1, 2, 4}, each with the workspace and the cluster reduction
+// (HiLo x 8, 64-token chunks, only in the bench).
 #include "kernels.hpp"
 #include "family_dispatch.cuh"
 
