@@ -97,25 +97,20 @@ void check_router(const Case& c, uint64_t seed, const std::string& family) {
       }
     }
     EXPECT_LE(worst, 5 * tol) << "worst row " << worst_row;
-    if (plan_mode && tuned_verify && m > 64 && m <= 256) {
-      if (owide.empty()) {
-        owide = o;
-        wide_m = m;
-      } else {
-        EXPECT_TRUE(std::equal(o.begin(), o.end(), owide.begin(),
-                               [](float a, float b) { return std::memcmp(&a, &b, 4) == 0; }))
-            << "batch invariance (wide range): rows differ from m=" << wide_m;
+    // Batch invariance inside one range: the first (largest) m of the range is the base, every later m its prefix.
+    auto invariant = [&](std::vector<float>& base, int64_t& bm, const char* range) {
+      if (base.empty()) {
+        base = o;
+        bm = m;
+        return;
       }
-    }
-    if (plan_mode && m > invariant_max) continue;
-    if (obase.empty()) {
-      obase = o;
-      base_m = m;
-    } else {
-      EXPECT_TRUE(std::equal(o.begin(), o.end(), obase.begin(),
+      EXPECT_TRUE(std::equal(o.begin(), o.end(), base.begin(),
                              [](float a, float b) { return std::memcmp(&a, &b, 4) == 0; }))
-          << "batch invariance: rows differ from m=" << base_m;
-    }
+          << "batch invariance (" << range << "): rows differ from m=" << bm;
+    };
+    if (plan_mode && tuned_verify && m > 64 && m <= 256) invariant(owide, wide_m, "wide range");
+    if (plan_mode && m > invariant_max) continue;
+    invariant(obase, base_m, "router family");
   }
   for (int m : {1, 32, 64, 256}) {
     if (m > mmax) continue;
@@ -213,6 +208,8 @@ TEST(Router, RowSliceAndOddShape) {
   SOLGEMM_REQUIRE_GPU();
   for (const char* f : {"router", "wide", ""}) check_router({256, 8192, 100, false, {70, 64, 9, 1}, 2e-5}, solgemm::testing::test_seed(0x7009u), f);
   for (const char* f : {"router", "wide", ""}) check_router({40, 1000, 40, false, {200, 64, 17, 3}, 2e-5}, solgemm::testing::test_seed(0x700Au), f);
+  // The wide family's ring refills (6 groups per CTA through 4 stages: K = 24576 split 64 ways over 2 row blocks).
+  check_router({128, 24576, 128, false, {100, 70, 3}, 2e-5}, solgemm::testing::test_seed(0x700Bu), "wide");
 }
 
 }  // namespace

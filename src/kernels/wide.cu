@@ -23,8 +23,7 @@
 #include <cuda_bf16.h>
 #include <fmt/format.h>
 
-#include <map>
-#include <mutex>
+#include <algorithm>
 #include <type_traits>
 
 #include "async_copy.cuh"
@@ -415,9 +414,8 @@ __device__ __forceinline__ void tma_x(uint32_t dst, const CUtensorMap* map, int 
 }
 
 // Bench timeline (HiLoView::trace, null in the library): stamp i of this CTA = %globaltimer (ns), in the slots of
-// bench_util.cuh's timeline: 0 entry, 3 main loop done, 1 partials in shared memory, 2 first cluster barrier
-// passed, 4 peers' shares received, 5 shares added and second cluster barrier passed, 6 output written (by the CTA
-// that writes it).
+// bench_util.cuh's timeline: 0 entry, 3 main loop done, 1 partial stored (before the arrival), 2 barrier passed,
+// 6 this CTA's share of the output written.
 __device__ __forceinline__ void hilo_stamp(unsigned long long* trace, int i) {
   unsigned long long v;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(v));
