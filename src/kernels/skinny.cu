@@ -54,9 +54,10 @@ SplitWs split_ws_need(Storage storage, int64_t n, int64_t k, int64_t max_m) {
         need.counters = std::max(need.counters, q.counters);
       }
     }
-  // The wide family's counters hold a generation word that is not 0 at rest: they get their own region, at the end
-  // (launch_wide_hilo uses the last ones), so that the router family's counters stay 0 between its launches.
-  need.counters += wide_counters;
+  // The wide family's counters are not 0 at rest (64-bit arrival counters that only grow): they get their own
+  // 8-byte-aligned region at the end (launch_wide_hilo uses the last ones), so that the router family's counters
+  // stay 0 between its launches.
+  if (wide_counters > 0) need.counters = ((need.counters + 1) & ~size_t{1}) + wide_counters;
   return need;
 }
 

@@ -425,9 +425,10 @@ __device__ __forceinline__ void hilo_stamp(unsigned long long* trace, int i) {
 // The split-K reduction of the hi + lo kernel. Every CTA stores its FP32 partial (64 rows x kTok tokens, row-major)
 // to the workspace straight from the accumulators (staging it in shared memory for one bulk copy was slower: the
 // copy's completion wait, perf-notes step 56); the `split` CTAs of a row
-// block meet at a barrier (an arrival counter and a generation word per row block in the workspace: the last
-// arrival resets the counter and bumps the generation, so graph replays need no host reset; the launch is
-// cooperative, so every CTA is resident and the wait cannot deadlock); then CTA s finishes its 1/split of the
+// block meet at a barrier (a 64-bit arrival counter per row block in the workspace that every launch advances by
+// `split`, so graph replays need no host reset; each CTA releases its arrival and polls, no round trip through a
+// last arrival: step 57; the launch is cooperative, so every CTA is resident and the wait cannot deadlock); then
+// CTA s finishes its 1/split of the
 // tile: each float4 (4 tokens of a row) is summed by two threads, partials [0, split/2) and [split/2, split) in
 // order, and the two halves added (one fixed association for every m: bitwise deterministic and batch invariant).
 // (The four tokens of a float4 sum are stored one by one: out is token-major.)
@@ -435,11 +436,17 @@ template <class C>
 __device__ __forceinline__ void hilo_reduce(const float (&acc)[C::kAcc], uint8_t* smem, const HiLoView& w,
                                             float* __restrict__ out, int64_t m, int64_t rows, int split, int sidx,
                                             int64_t row_block) {
-  __shared__ unsigned gen0;
+  __shared__ unsigned long long target;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t4 = lane & 3;
-  unsigned* const arrive = w.split.cnt + 2 * row_block;
-  unsigned* const gen = arrive + 1;
-  if (tid == 0) gen0 = *reinterpret_cast<volatile unsigned*>(gen);  // before this CTA arrives: cannot move yet
+  // The row block's arrival counter (64-bit, never reset): each launch adds `split` to it. Read before this CTA
+  // arrives, it lies in [j split, (j + 1) split) (the arrivals of earlier launches are complete, this launch's are
+  // not), so this launch's barrier opens at (j + 1) split.
+  unsigned long long* const arrive = reinterpret_cast<unsigned long long*>(w.split.cnt) + row_block;
+  if (tid == 0) {
+    unsigned long long v0;
+    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];\n" : "=l"(v0) : "l"(arrive) : "memory");
+    target = (v0 / static_cast<unsigned>(split) + 1) * static_cast<unsigned>(split);
+  }
   constexpr int kTile = 64 * C::kTok;  // floats of a partial
   float* const ws = w.split.ws + row_block * split * kTile;
   // Accumulator fragment: n8 block i, reg 4i + q -> row 16 warp + g + 8 (q >> 1), token 8i + 2t + (q & 1): two
@@ -452,19 +459,13 @@ __device__ __forceinline__ void hilo_reduce(const float (&acc)[C::kAcc], uint8_t
       __stcg(reinterpret_cast<float2*>(mine + (warp * 16 + g + 8 * h) * C::kTok + 8 * i + 2 * t4),
              make_float2(acc[4 * i + 2 * h], acc[4 * i + 2 * h + 1]));
   __syncthreads();
-  if (tid == 0) {
+  if (tid == 0) {  // (the CTA barrier above orders every thread's stores before this release)
     if (w.trace) hilo_stamp(w.trace, 1);
-    __threadfence();
-    if (atomicAdd(arrive, 1u) == static_cast<unsigned>(split - 1)) {
-      *arrive = 0;  // every arrival is in: reset for the next launch, then release the others
-      asm volatile("red.release.gpu.global.add.u32 [%0], 1;\n" ::"l"(gen) : "memory");
-    } else {
-      unsigned v;
-      do {
-        asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(gen) : "memory");
-      } while (v == gen0);
-    }
-    __threadfence();
+    asm volatile("red.release.gpu.global.add.u64 [%0], 1;\n" ::"l"(arrive) : "memory");
+    unsigned long long v;
+    do {
+      asm volatile("ld.acquire.gpu.global.u64 %0, [%1];\n" : "=l"(v) : "l"(arrive) : "memory");
+    } while (v < target);
   }
   __syncthreads();
   if (w.trace && tid == 0) hilo_stamp(w.trace, 2);
@@ -714,9 +715,11 @@ void launch_hilo(const Config& cfg, const HiLoView& w, const __nv_bfloat16* x, i
     throw Error(fmt::format("solgemm: wide hi + lo kernel: split-K workspace too small ({} floats, {} counters needed; "
                             "{}, {} allocated)", need.floats, need.counters, w.split.ws_floats, w.split.counters));
   // The barrier's counters: the last ones of the workspace (split_ws_need reserves them apart from the router
-  // family's, whose counters must be 0 at rest; the generation word here never returns to 0).
+  // family's, whose counters must be 0 at rest; these never return to 0).
   HiLoView v = w;
   v.split.cnt = w.split.cnt + (w.split.counters - need.counters);
+  if (reinterpret_cast<uintptr_t>(v.split.cnt) % 8 != 0)
+    throw Error("solgemm: wide hi + lo kernel: the workspace's counters are not 8-byte aligned (split_ws_need)");
   // One cooperative launch per kTok-token chunk (one for m <= 256).
   for (int64_t t0 = 0; t0 < m; t0 += C::kTok) {
     const int64_t mc = std::min<int64_t>(C::kTok, m - t0);
@@ -761,7 +764,7 @@ void launch_wide(const Config& cfg, const PackedView& w, const __nv_bfloat16* x,
 namespace solgemm::kernels {
 
 WideWsNeed wide_hilo_ws_need(const Config& cfg, int64_t, int64_t rows) {
-  // One chunk at a time: every CTA's partial (64 rows x tokens), two counters per row block.
+  // One chunk at a time: every CTA's partial (64 rows x tokens), a 64-bit counter (two 32-bit ones) per row block.
   if (cfg.split_k <= 1) return {};
   const int64_t row_blocks = (rows + 63) / 64;
   return {static_cast<size_t>(row_blocks * cfg.split_k * 64 * 8 * cfg.n_tiles), static_cast<size_t>(row_blocks * 2)};
