@@ -264,7 +264,8 @@ struct HiLoWide {
 };
 constexpr HiLoWide kHiLoWide[] = {
     {256, 8192, 65, 256, "router 65 <= m <= 256: 4 row blocks x 32 K slices, 128 CTAs, one cooperative launch (tune_plan: "
-                         "10.2 / 14.2 us at m = 128 / 256 against 11.0 / 17.8 for the router family's best layouts)"},
+                         "10.2 / 14.2 us at m = 128 / 256 against 11.0 / 17.8 for the router family's best layouts; 9.3 / 13.4 with "
+                         "perf-notes step 57's barrier)"},
 };
 
 // Where the skinny family beats cuBLAS by a clear margin (bench, docs/results/dev/: 2026-11-29_h200_s4-lean-loop_bench.log,
