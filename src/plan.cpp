@@ -113,7 +113,7 @@ constexpr Tuned kTunedPacked[] = {
     {1024, 4096, {8, 2, 4, 2}, "unpooler slice: 2 row tiles x 4 k warps x K/8 per CTA, 256 CTAs (2 per SM), 8-way split as clusters of 8"},
 };
 constexpr Tuned kTunedHiLo[] = {
-    {256, 8192, {8, 1, 4, 4}, "router: 1 row tile x 4 k warps x 4 groups per CTA, K / 8 per CTA, 128 CTAs of 5 warps: the 8 splits of a tile reduce as one cluster through distributed shared memory (the K order of every router layout up to 128 tokens; tune_plan, docs/results/tuning/)"},
+    {256, 8192, {8, 1, 4, 4}, "router: 1 row tile x 4 k warps x 4 groups per CTA, K / 8 per CTA, 128 CTAs of 5 warps: the 8 splits of a tile reduce as one cluster through distributed shared memory (the K order of every router layout up to 64 tokens; tune_plan, docs/results/tuning/)"},
 };
 
 template <size_t N>
@@ -232,9 +232,10 @@ Kernel kernel_from_string(const std::string& name) {
 // The router family wins up to this many tokens on any shape (6-13 us against cuBLAS SGEMM's 10-26 at
 // m <= 32). A shape listed in kHiLoVerify takes the layout listed for its m (more row tiles per CTA: each
 // weight byte is re-read from L2 once per token chunk, by fewer CTAs); past kRouterFamilyMaxM the rest takes
-// the vendor family's two BF16 tensor-core GEMMs (hi, lo). Rows of one call are batch invariant inside one
-// range (m <= 32, or one kHiLoVerify entry), not across them, unless the layouts share the K order (the 256 x
-// 8192 layouts up to 64 tokens: 8 splits x 8 k warps x 2 groups, only the row tiles per CTA differ).
+// the vendor family's two BF16 tensor-core GEMMs (hi, lo), except the shapes of kHiLoWide (the wide family's hi +
+// lo source). Rows of one call are batch invariant inside one range (m <= 32, or one kHiLoVerify entry), not
+// across them, unless the layouts share the K order (the 256 x 8192 layouts up to 64 tokens: 8 splits x 4 k warps
+// x 4 groups, only the row tiles per CTA differ).
 constexpr int64_t kRouterFamilyMaxM = 32;
 struct HiLoVerify {
   int64_t rows, k, min_m, max_m;
@@ -242,10 +243,9 @@ struct HiLoVerify {
   int n_tiles;
   const char* why;
 };
-// Measured with bench/tune_plan (docs/results/tuning/; the m > 64 layouts with bench/skinny_bench,
-// docs/results/dev/2026-11-29_h200_s4-xphases-nt8_bench.log; cuBLAS hi + lo = the vendor path in the same run).
-// Up to 128 tokens every layout sums K in one order (8 splits x 4 k warps x 4 groups, as the m <= 8 layout):
-// rows are batch invariant over 1..128 tokens.
+// Measured with bench/tune_plan (docs/results/tuning/; cuBLAS hi + lo = the vendor path in the same run). Up to 64
+// tokens every layout sums K in one order (8 splits x 4 k warps x 4 groups, as the m <= 8 layout): rows are batch
+// invariant over 1..64 tokens (and, on the wide family, over 65..256).
 constexpr HiLoVerify kHiLoVerify[] = {
     {256, 8192, 9, 16, {8, 2, 4, 4}, 2,
      "router 9 <= m <= 16: 2 row tiles x 4 k warps, K/8 per CTA, 64 CTAs as clusters of 8 (tune_plan: 5.92 us at "
