@@ -106,6 +106,74 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&out, static_cast<size_t>(max_m) * 8192 * 4));
   CK(cudaMalloc(&ref, static_cast<size_t>(max_m) * 8192 * 4));
 
+  // The stream family (raw BF16 by TMA into wgmma) at several K splits, checked against cuBLAS, with cuBLAS and the
+  // vendor family timed in the same pass. TUNE_STREAM_SPLITS=a,b,..: the splits (default: the plan's and a few
+  // around it); TUNE_STREAM_ONLY=1: no skinny sweep.
+  const bool stream_only = std::getenv("TUNE_STREAM_ONLY") != nullptr;
+  solgemm::kernels::StreamWs sws = solgemm::kernels::stream_ws_need(8192, 256);
+  CK(cudaMalloc(&sws.ws, sws.ws_floats * 4));
+  CK(cudaMalloc(&sws.cnt, sws.counters * 8));
+  CK(cudaMemset(sws.cnt, 0, sws.counters * 8));
+  auto stream_row = [&](const ShapeSpec& sh, const void* dw, int m, const solgemm::kernels::VendorTable* table) {
+    const solgemm::Plan plan = solgemm::select_plan({sh.rows, sh.k, solgemm::Storage::packed12}, m, solgemm::Kernel::stream);
+    const int64_t row_blocks = (sh.rows + 127) / 128, k_steps = (sh.k + 63) / 64;
+    std::vector<int> splits = {plan.cfg.split_k};
+    for (int sp : {1, 2, 4, 8, 16})
+      if (sp != plan.cfg.split_k && row_blocks * sp <= tm.sms && 2 * sp <= k_steps) splits.push_back(sp);
+    if (const char* e = std::getenv("TUNE_STREAM_SPLITS")) splits = int_list(e);
+    const size_t n_out = static_cast<size_t>(m) * sh.rows;
+    solgemm::kernels::launch_vendor(blas, nullptr, dw, x, m, static_cast<__nv_bfloat16*>(ref), sh.rows, sh.k, tm.s);
+    CK(cudaStreamSynchronize(tm.s));
+    std::vector<uint16_t> ref16(n_out), o(n_out);
+    CK(cudaMemcpy(ref16.data(), ref, n_out * 2, cudaMemcpyDeviceToHost));
+    solgemm::kernels::StreamView sv;
+    sv.w = static_cast<const __nv_bfloat16*>(dw);
+    sv.n = sh.n;
+    sv.k = sh.k;
+    sv.ws = sws;
+    sv.ws.row_blocks = (sh.n + 127) / 128;
+    std::string row;
+    tm.reps = final_reps;
+    for (int sp : splits) {
+      solgemm::Config c = plan.cfg;
+      c.split_k = sp;
+      auto go = [&] { solgemm::kernels::launch_stream(c, sv, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s); };
+      CK(cudaMemset(out, 0xFF, n_out * 2));
+      try {
+        go();
+        CK(cudaStreamSynchronize(tm.s));
+      } catch (const std::exception& e) {
+        row += fmt::format("{}split {}: {}", row.empty() ? "" : "; ", sp, e.what());
+        continue;
+      }
+      CK(cudaMemcpy(o.data(), out, n_out * 2, cudaMemcpyDeviceToHost));
+      const double rd = rel_diff(o, ref16);
+      if (!(rd < 1e-2)) {
+        row += fmt::format("{}split {}: wrong output (rel diff {:.3e})", row.empty() ? "" : "; ", sp, rd);
+        continue;
+      }
+      row += fmt::format("{}split {} {:.2f}", row.empty() ? "" : "; ", sp, tm.time(go) - fixed);
+      if (trace) {
+        const int ctas = static_cast<int>(row_blocks * sp);
+        tm.timeline(fmt::format("stream {} m={} split {}", sh.name, m, sp).c_str(), ctas, trace, [&](unsigned long long* tr) {
+          solgemm::kernels::StreamView tv = sv;
+          tv.trace = tr;
+          solgemm::kernels::launch_stream(c, tv, x, std::min(m, 256), static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
+        });
+      }
+    }
+    const float cublas_us = tm.time([&] {
+      solgemm::kernels::launch_vendor(blas, nullptr, dw, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, sh.k, tm.s);
+    }) - fixed;
+    const float vendor_us = tm.time([&] {
+      solgemm::kernels::launch_vendor(blas, table, dw, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, sh.k, tm.s);
+    }) - fixed;
+    std::printf("| %d | stream (tok %d) | %s | %s | | | %.2f | %.2f | |\n", m, 8 * plan.cfg.n_tiles,
+                solgemm::to_string(solgemm::select_plan({sh.rows, sh.k, solgemm::Storage::packed12}, m).kernel),
+                row.c_str(), cublas_us, vendor_us);
+    std::fflush(stdout);
+  };
+
   const ShapeSpec shapes[] = {{"qkv_gate", 2304, 8192, 2304, false}, {"o", 8192, 1024, 8192, false},
                               {"pooler", 4096, 8192, 4096, false},   {"unpooler", 8192, 4096, 8192, false},
                               {"unpooler slice", 8192, 4096, 1024, false}, {"router", 256, 8192, 256, true}};
@@ -175,7 +243,8 @@ int main(int argc, char** argv) {
     std::printf("| m | n_tiles | plan | plan layout us | best layouts us (K-order class) | best in the plan layout's "
                 "class | cuBLAS us | vendor us | fastest |\n|---|---|---|---|---|---|---|---|---|\n");
     for (int m : ms) {
-      if (!sh.hilo && m > 64) continue;  // the skinny family serves m <= 64
+      if (!sh.hilo) stream_row(sh, dw, m, table.get());
+      if (!sh.hilo && (m > 64 || stream_only)) continue;  // the skinny family serves m <= 64
       // The plan's layout: its own choice where it picks this family, else the family's layout when forced.
       solgemm::Plan plan = solgemm::select_plan({sh.rows, sh.k, storage}, m);
       const solgemm::Kernel chosen = plan.kernel;

@@ -57,6 +57,8 @@ struct Weights::Impl {
   DevBuf blas_ws;
   DevBuf split_ws, split_cnt;            // skinny / router split-K workspace + zeroed counters (kernels.hpp)
   kernels::SplitWs split;
+  DevBuf stream_ws, stream_cnt;          // stream family: partials + its barrier counters (kernels.hpp)
+  kernels::StreamWs stream;
 
   Impl() = default;
   Impl(const Impl&) = delete;
@@ -80,6 +82,15 @@ struct Weights::Impl {
     v.k_groups = meta.k_groups;
     v.k_blocks = meta.k_blocks;
     v.split = split;
+    return v;
+  }
+
+  kernels::StreamView stream_view() const {
+    kernels::StreamView v;
+    v.w = static_cast<const __nv_bfloat16*>(raw.p);
+    v.n = n;
+    v.k = k;
+    v.ws = stream;
     return v;
   }
 
@@ -115,6 +126,7 @@ double Weights::weight_bits(int64_t m, int64_t rows) const {
     case Kernel::wide:
     case Kernel::router: return impl_->bits;
     case Kernel::vendor: return impl_->storage == Storage::hilo ? impl_->bits : raw;  // hilo: the BF16 terms
+    case Kernel::stream: return raw;
     case Kernel::reference: break;
   }
   return raw;
@@ -215,6 +227,20 @@ Weights Weights::prepare(const void* d_W, DType wt, int64_t n, int64_t k, cudaSt
                      need.counters};
     }
   }
+  // The stream family's workspace (BF16 weights): partials for any split and m <= max_m, counters zeroed once
+  // (they only ever grow, kernels/stream.cu).
+  if (wt == DType::bf16) {
+    kernels::StreamWs need = kernels::stream_ws_need(n, opt.max_m);
+    check_cuda(cudaMalloc(&impl->stream_ws.p, need.ws_floats * sizeof(float)), "prepare: stream workspace");
+    impl->stream_ws.bytes = need.ws_floats * sizeof(float);
+    check_cuda(cudaMalloc(&impl->stream_cnt.p, need.counters * 8), "prepare: stream counters");
+    impl->stream_cnt.bytes = need.counters * 8;
+    check_cuda(cudaMemsetAsync(impl->stream_cnt.p, 0, need.counters * 8, stream), "prepare: zeroing counters");
+    check_cuda(cudaStreamSynchronize(stream), "prepare: synchronising");
+    need.ws = static_cast<float*>(impl->stream_ws.p);
+    need.cnt = static_cast<unsigned long long*>(impl->stream_cnt.p);
+    impl->stream = need;
+  }
   // cuBLAS for the vendor family: a handle with a fixed workspace, so run() is graph-capturable.
   constexpr size_t kBlasWorkspace = size_t{32} << 20;
   if (cublasCreate(&impl->blas) != CUBLAS_STATUS_SUCCESS) throw Error("solgemm: prepare: cublasCreate failed");
@@ -269,6 +295,13 @@ void Weights::run(const void* d_x, int64_t m, void* d_out, int64_t rows, cudaStr
       break;
     case Kernel::router:
       kernels::launch_router(plan.cfg, w.hilo_view(), x, m, static_cast<float*>(d_out), rows, stream);
+      break;
+    case Kernel::stream:
+      if (w.k % 8 != 0 || reinterpret_cast<uintptr_t>(d_x) % 16 != 0)  // no TMA for x: cuBLAS
+        kernels::launch_vendor(w.blas_ctx(), w.vendor_table.get(), w.raw.p, x, m, static_cast<__nv_bfloat16*>(d_out),
+                               rows, w.k, stream);
+      else
+        kernels::launch_stream(plan.cfg, w.stream_view(), x, m, static_cast<__nv_bfloat16*>(d_out), rows, stream);
       break;
   }
 }

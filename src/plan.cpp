@@ -16,6 +16,7 @@ const char* to_string(Kernel k) {
     case Kernel::router: return "router";
     case Kernel::wide: return "wide";
     case Kernel::vendor: return "vendor";
+    case Kernel::stream: return "stream";
   }
   return "?";
 }
@@ -181,6 +182,29 @@ Plan plan_wide_hilo(const Shape& s, int64_t m) {
   return p;
 }
 
+// BF16 weights (the raw copy every packed Weights keeps), any m: the stream family. CTAs of 128 rows x the
+// token tile (8, 16, ..., 256: the next power of two of m, chunks of 256 past it); K split so that row blocks x
+// split fill about one wave of 132 SMs (at most 16 ways, at least 2 64-k steps per CTA). The split depends on
+// the shape only (batch invariance over every m of the family).
+int stream_split(const Shape& s) {
+  const int64_t row_blocks = (s.rows + 127) / 128, k_steps = (s.k + 63) / 64;
+  int split = 1;
+  while (split < 16 && (split + 1) * row_blocks <= 132 && 2 * (split + 1) <= k_steps) ++split;
+  return split;
+}
+
+Plan plan_stream(const Shape& s, int64_t m) {
+  Plan p;
+  p.kernel = Kernel::stream;
+  int tok = 8;
+  while (tok < m && tok < 256) tok *= 2;
+  const int split = stream_split(s);
+  p.cfg = layout_config(split, 8, 1, static_cast<int>(((s.k + 63) / 64 + split - 1) / split), tok / 8);
+  p.cfg.warps = 9;
+  p.why = "raw BF16 weights by TMA into wgmma: 128 rows x the token tile per CTA, K split to fill the SMs once";
+  return p;
+}
+
 // FP32 weights as hi + lo: the router family for every m (chunks of 32 tokens past m = 32).
 Plan plan_hilo(const Shape& s, int64_t m) {
   Plan p;
@@ -214,6 +238,9 @@ Plan select_plan(const Shape& s, int64_t m, Kernel family) {
     case Kernel::router:
       if (s.storage == Storage::hilo) p = plan_hilo(s, m);
       break;
+    case Kernel::stream:
+      if (packed) p = plan_stream(s, m);
+      break;
   }
   if (p.kernel != family)
     throw Error(fmt::format("solgemm: kernel family '{}' cannot serve {} weights at m = {}", to_string(family),
@@ -223,10 +250,10 @@ Plan select_plan(const Shape& s, int64_t m, Kernel family) {
 }
 
 Kernel kernel_from_string(const std::string& name) {
-  for (Kernel k : {Kernel::reference, Kernel::skinny, Kernel::wide, Kernel::vendor, Kernel::router})
+  for (Kernel k : {Kernel::reference, Kernel::skinny, Kernel::wide, Kernel::vendor, Kernel::router, Kernel::stream})
     if (name == to_string(k)) return k;
-  throw Error(fmt::format("solgemm: unknown kernel family '{}'; expected one of: reference, skinny, wide, vendor, router",
-                          name));
+  throw Error(fmt::format(
+      "solgemm: unknown kernel family '{}'; expected one of: reference, skinny, wide, vendor, router, stream", name));
 }
 
 // The router family wins up to this many tokens on any shape (6-13 us against cuBLAS SGEMM's 10-26 at

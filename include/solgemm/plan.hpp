@@ -14,6 +14,7 @@ enum class Kernel {
   router,      // FP32 weights as BF16 hi + lo (or exact), split over K, FP32 out
   wide,        // verify batches 64 < m <= 256: weights as wgmma's register A (packed BF16, or the router's hi + lo)
   vendor,      // cuBLAS on the raw BF16 weights: math-bound m > 64, until a family of ours beats it there
+  stream,      // the raw BF16 weights streamed by TMA into wgmma (128 rows x 8..256 tokens per CTA), K split
 };
 const char* to_string(Kernel k);
 

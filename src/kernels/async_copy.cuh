@@ -1,5 +1,5 @@
 // mbarrier and bulk-copy helpers (PTX ISA: mbarrier, cp.async.bulk), shared by the skinny family
-// (skinny_family.cuh) and the stream study (bench/stream_study.cu). Addresses are shared-memory (32-bit) ones.
+// (skinny_family.cuh), the wide and stream families (TMA) and the stream study (bench/stream_study.cu). Addresses are shared-memory (32-bit) ones.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +34,14 @@ __device__ __forceinline__ void bulk_g2s(uint32_t dst, const void* src, uint32_t
   asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
                "l"(src), "r"(bytes), "r"(bar)
                : "memory");
+}
+
+// TMA: the box of a 2-D tensor map at (c0 inner, c1 outer) into shared memory, counted on `bar`.
+__device__ __forceinline__ void tma_2d(uint32_t dst, const void* map, int c0, int c1, uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar)
+      : "memory");
 }
 
 }  // namespace solgemm::kernels::family

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -23,6 +24,12 @@ struct RelaxedCapture {
   RelaxedCapture(const RelaxedCapture&) = delete;
   RelaxedCapture& operator=(const RelaxedCapture&) = delete;
 };
+
+// tensor_map.cpp: a TMA map of a row-major BF16 matrix (outer x inner, inner contiguous; inner * 2 bytes a multiple
+// of 16, base 16-byte aligned), boxes of box_outer x box_inner (box_inner * 2 = 128: the 128B swizzle), zero fill
+// outside the matrix. `who` names the caller in the error.
+CUtensorMap bf16_tensor_map(const void* base, int64_t inner, int64_t outer, int box_inner, int box_outer,
+                            const char* who);
 
 // reference.cu: any storage that is raw (BF16 or FP32 weights, row-major N x K), any m, any rows.
 void launch_reference(DType wt, const void* W, const __nv_bfloat16* x, int64_t m, void* out, int64_t rows,
@@ -111,6 +118,27 @@ struct WideWsNeed {
 WideWsNeed wide_hilo_ws_need(const Config& cfg, int64_t m, int64_t rows);
 void launch_wide_hilo(const Config& cfg, const HiLoView& w, const __nv_bfloat16* x, int64_t m, float* out,
                       int64_t rows, cudaStream_t stream);
+
+// stream.cu: the raw row-major BF16 weights streamed by TMA into wgmma (CTAs of 128 rows x 8..256 tokens, one
+// launch per 256-token chunk), K split across the GPU and reduced through its workspace in a fixed order. Needs
+// K % 8 == 0 and 16-byte aligned x and W (TMA).
+constexpr int kStreamMaxSplit = 16;
+struct StreamWs {
+  float* ws = nullptr;               // partials
+  unsigned long long* cnt = nullptr; // (split - 2, row block) -> 64-bit arrival counter (never reset)
+  size_t ws_floats = 0, counters = 0;
+  int64_t row_blocks = 0;            // of all N rows
+};
+struct StreamView {
+  const __nv_bfloat16* w = nullptr;  // N x K row-major
+  int64_t n = 0, k = 0;
+  StreamWs ws;
+  unsigned long long* trace = nullptr;  // bench only: per-CTA timeline stamps; null in the library
+};
+int stream_tokens(int64_t m);                       // tokens per CTA for m (8, 16, ..., 256)
+StreamWs stream_ws_need(int64_t n, int64_t max_m);  // sizes (no pointers) for any split and m <= max_m
+void launch_stream(const Config& cfg, const StreamView& w, const __nv_bfloat16* x, int64_t m, __nv_bfloat16* out,
+                   int64_t rows, cudaStream_t stream);
 
 // router.cu: FP32 weights as hi + lo, FP32 out, any m.
 void launch_router(const Config& cfg, const HiLoView& w, const __nv_bfloat16* x, int64_t m, float* out,

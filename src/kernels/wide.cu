@@ -28,6 +28,7 @@
 #include "async_copy.cuh"
 #include "decode.cuh"
 #include "kernels.hpp"
+#include "wgmma.cuh"
 
 namespace solgemm::kernels {
 namespace {
@@ -126,16 +127,6 @@ struct StageLoader {
       cp_async16(stage + wdst[j], wsrc[j] + static_cast<int64_t>(it) * C::kGroupBytes, ((wok >> j) & 1) ? 16 : 0);
   }
 };
-
-// wgmma shared-memory descriptor: K-major, 128B swizzle, 8-row groups 1024 B apart.
-__device__ __forceinline__ uint64_t x_desc(uint32_t addr) {
-  return (static_cast<uint64_t>((addr & 0x3FFFF) >> 4)) | (uint64_t{1} << 16) | (uint64_t{1024 >> 4} << 32) |
-         (uint64_t{1} << 62);
-}
-
-__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wgmma_wait0() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
 
 // D(64 x N) += A(64 x 16, registers: the per-warp mma.m16n8k16 A layout) * B(16 x N, shared memory).
 template <int N>
@@ -256,7 +247,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
     const uint32_t xt = smem0 + (it % C::kStages) * C::kStageBytes;
     wgmma_fence();
 #pragma unroll
-    for (int s = 0; s < 4; ++s) wgmma_rs<C::kTok>(acc, a[s], x_desc(xt + 32 * s));
+    for (int s = 0; s < 4; ++s) wgmma_rs<C::kTok>(acc, a[s], sw128_desc(xt + 32 * s));
     wgmma_commit();
     wgmma_wait0();
   }
@@ -381,14 +372,6 @@ __device__ __forceinline__ uint32_t bf16x2_scale(uint32_t a, uint32_t scale2) {
   uint32_t r;
   asm("mul.rn.bf16x2 %0, %1, %2;\n" : "=r"(r) : "r"(a), "r"(scale2));
   return r;
-}
-
-// TMA: a (64 k, kTok tokens) box of x at (k0, tok0) into shared memory, 128B-swizzled, counted on `bar`.
-__device__ __forceinline__ void tma_x(uint32_t dst, const CUtensorMap* map, int k0, int tok0, uint32_t bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(k0), "r"(tok0), "r"(bar)
-      : "memory");
 }
 
 // Bench timeline (HiLoView::trace, null in the library): stamp i of this CTA = %globaltimer (ns), in the slots of
@@ -538,7 +521,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
     const uint32_t bar = family::smem_u32(&full[slot]), st = smem0 + slot * C::kStageBytes;
     if (lane == 0) {
       family::mbar_arrive_expect_tx(bar, C::kStageBytes);
-      tma_x(st, &xmap, static_cast<int>((g_begin + it) * 64), 0, bar);
+      family::tma_2d(st, &xmap, static_cast<int>((g_begin + it) * 64), 0, bar);
     }
     __syncwarp();
     if (lane < C::kTerms * C::kWarps)
@@ -575,7 +558,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
 #pragma unroll
     for (int s = 0; s < 4; ++s)
 #pragma unroll
-      for (int t = 0; t < C::kTerms; ++t) wgmma_rs<C::kTok>(acc, a[t][s], x_desc(xt + 32 * s));
+      for (int t = 0; t < C::kTerms; ++t) wgmma_rs<C::kTok>(acc, a[t][s], sw128_desc(xt + 32 * s));
     wgmma_commit();
     wgmma_wait0();
     if (it + C::kStages < n_iter) {  // refill its slot (uniform branch) once every warp is done with it
@@ -604,33 +587,6 @@ __global__ void __launch_bounds__(C::kThreads, 1)
     return;
   }
   hilo_reduce<C>(acc, smem, w, out, m, rows, split, sidx, row_block);
-}
-
-// x as a 2-D tensor (K inner, m tokens) for TMA: boxes of 64 k x kTok tokens, 128B swizzle, zero fill outside.
-CUtensorMap x_tensor_map(const __nv_bfloat16* x, int64_t m, int64_t k, int tok) {
-  using Encode = PFN_cuTensorMapEncodeTiled_v12000;
-  static const Encode encode = [] {
-    RelaxedCapture relaxed;
-    void* fn = nullptr;
-    cudaDriverEntryPointQueryResult q{};
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q) != cudaSuccess ||
-        q != cudaDriverEntryPointSuccess)
-      fn = nullptr;
-    return reinterpret_cast<Encode>(fn);
-  }();
-  if (encode == nullptr) throw Error("solgemm: wide hi + lo kernel: the driver has no cuTensorMapEncodeTiled");
-  CUtensorMap map;
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(k), static_cast<cuuint64_t>(m)};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(k) * 2};
-  const cuuint32_t box[2] = {64, static_cast<cuuint32_t>(tok)};
-  const cuuint32_t estr[2] = {1, 1};
-  const CUresult r = encode(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<__nv_bfloat16*>(x), dims, strides, box,
-                            estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS)
-    throw Error(fmt::format("solgemm: wide hi + lo kernel: cuTensorMapEncodeTiled failed ({}) for x of {} x {}",
-                            static_cast<int>(r), m, k));
-  return map;
 }
 
 template <class C>
@@ -693,7 +649,7 @@ void launch_hilo(const Config& cfg, const HiLoView& w, const __nv_bfloat16* x, i
   // One cooperative launch per kTok-token chunk (one for m <= 256).
   for (int64_t t0 = 0; t0 < m; t0 += C::kTok) {
     const int64_t mc = std::min<int64_t>(C::kTok, m - t0);
-    const CUtensorMap xmap = x_tensor_map(x + t0 * w.k, mc, w.k, C::kTok);
+    const CUtensorMap xmap = bf16_tensor_map(x + t0 * w.k, w.k, mc, 64, C::kTok, "wide hi + lo kernel: x");
     cudaLaunchConfig_t lc{};
     lc.gridDim = dim3(static_cast<unsigned>(row_blocks * split), 1, 1);
     lc.blockDim = dim3(C::kThreads, 1, 1);
