@@ -132,30 +132,35 @@ int main(int argc, char** argv) {
     sv.k = sh.k;
     sv.ws = sws;
     sv.ws.row_blocks = (sh.n + 127) / 128;
+    std::vector<int> kbs = {plan.cfg.wk};
+    if (const char* e = std::getenv("TUNE_STREAM_KB")) kbs = int_list(e);  // 64-k boxes per stage
     std::string row;
     tm.reps = final_reps;
+    for (int kb : kbs)
     for (int sp : splits) {
       solgemm::Config c = plan.cfg;
       c.split_k = sp;
+      c.wk = kb;
+      const std::string tag = kbs.size() > 1 ? fmt::format("kb{} split {}", kb, sp) : fmt::format("split {}", sp);
       auto go = [&] { solgemm::kernels::launch_stream(c, sv, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s); };
       CK(cudaMemset(out, 0xFF, n_out * 2));
       try {
         go();
         CK(cudaStreamSynchronize(tm.s));
       } catch (const std::exception& e) {
-        row += fmt::format("{}split {}: {}", row.empty() ? "" : "; ", sp, e.what());
+        row += fmt::format("{}{}: {}", row.empty() ? "" : "; ", tag, e.what());
         continue;
       }
       CK(cudaMemcpy(o.data(), out, n_out * 2, cudaMemcpyDeviceToHost));
       const double rd = rel_diff(o, ref16);
       if (!(rd < 1e-2)) {
-        row += fmt::format("{}split {}: wrong output (rel diff {:.3e})", row.empty() ? "" : "; ", sp, rd);
+        row += fmt::format("{}{}: wrong output (rel diff {:.3e})", row.empty() ? "" : "; ", tag, rd);
         continue;
       }
-      row += fmt::format("{}split {} {:.2f}", row.empty() ? "" : "; ", sp, tm.time(go) - fixed);
+      row += fmt::format("{}{} {:.2f}", row.empty() ? "" : "; ", tag, tm.time(go) - fixed);
       if (trace) {
         const int ctas = static_cast<int>(row_blocks * sp);
-        tm.timeline(fmt::format("stream {} m={} split {}", sh.name, m, sp).c_str(), ctas, trace, [&](unsigned long long* tr) {
+        tm.timeline(fmt::format("stream {} m={} {}", sh.name, m, tag).c_str(), ctas, trace, [&](unsigned long long* tr) {
           solgemm::kernels::StreamView tv = sv;
           tv.trace = tr;
           solgemm::kernels::launch_stream(c, tv, x, std::min(m, 256), static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);

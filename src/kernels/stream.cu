@@ -33,19 +33,21 @@ namespace {
 
 constexpr int kBM = 128;  // weight rows per CTA (two warpgroups of 64)
 
-template <int kBN_, int kStages_>
+template <int kBN_, int kKB_>
 struct StreamCfg {
   static constexpr int kBN = kBN_;                     // tokens per CTA (wgmma N)
-  static constexpr int kStages = kStages_;
+  static constexpr int kKB = kKB_;                     // 64-k boxes per stage (each W row: 128 kKB bytes per stage)
   static constexpr int kConsumers = 256;               // two warpgroups
   static constexpr int kThreads = kConsumers + 32;     // + the producer warp
-  static constexpr int kABytes = kBM * 128;            // 128 rows x 64 k BF16
-  static constexpr int kBBytes = kBN * 128;            // kBN tokens x 64 k
-  static constexpr int kStageBytes = kABytes + kBBytes;
+  static constexpr int kABox = kBM * 128;              // 128 rows x 64 k BF16
+  static constexpr int kBBox = kBN * 128;              // kBN tokens x 64 k
+  static constexpr int kBoxBytes = kABox + kBBox;      // one 64-k step: its W box, then its x box
+  static constexpr int kStageBytes = kKB * kBoxBytes;
+  static constexpr int kStages = (200 * 1024 / kStageBytes) < 12 ? 200 * 1024 / kStageBytes : 12;
   static constexpr int kSmem = kStages * kStageBytes + 1024;
   static constexpr int kAcc = kBN / 2;
-  static_assert(kStageBytes % 1024 == 0, "tiles stay 1024-byte aligned (128B swizzle)");
-  static_assert(kSmem <= 227 * 1024, "shared memory");
+  static_assert(kBoxBytes % 1024 == 0, "tiles stay 1024-byte aligned (128B swizzle)");
+  static_assert(kStages >= 2 && kSmem <= 227 * 1024, "shared memory");
 };
 
 struct StreamArgs {
@@ -98,14 +100,16 @@ __global__ void __launch_bounds__(C::kThreads, 1)
 
   if (warp == C::kConsumers / 32) {  // producer: one lane issues the W box and the x box of every stage
     if (lane == 0)
-      for (int it = 0; it < n_iter; ++it) {
-        const int s = it % C::kStages;
+      for (int it = 0; it * C::kKB < n_iter; ++it) {
+        const int s = it % C::kStages, nb = min(C::kKB, n_iter - it * C::kKB);
         if (it >= C::kStages) family::mbar_wait(family::smem_u32(&empty[s]), static_cast<uint32_t>((it / C::kStages - 1) & 1));
         const uint32_t bar = family::smem_u32(&full[s]), st = smem0 + s * C::kStageBytes;
-        family::mbar_arrive_expect_tx(bar, C::kStageBytes);
-        const int k0 = (ks0 + it) * 64;
-        family::tma_2d(st, &wmap, k0, row_block * kBM, bar);
-        family::tma_2d(st + C::kABytes, &xmap, k0, 0, bar);
+        family::mbar_arrive_expect_tx(bar, nb * C::kBoxBytes);
+        for (int b = 0; b < nb; ++b) {
+          const int k0 = (ks0 + it * C::kKB + b) * 64;
+          family::tma_2d(st + b * C::kBoxBytes, &wmap, k0, row_block * kBM, bar);
+          family::tma_2d(st + b * C::kBoxBytes + C::kABox, &xmap, k0, 0, bar);
+        }
       }
     return;  // (the reduction below needs no producer; its barriers are named by thread count)
   }
@@ -115,14 +119,17 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   float acc[C::kAcc];
 #pragma unroll
   for (int i = 0; i < C::kAcc; ++i) acc[i] = 0.f;
-  for (int it = 0; it < n_iter; ++it) {
-    const int s = it % C::kStages;
+  for (int it = 0; it * C::kKB < n_iter; ++it) {
+    const int s = it % C::kStages, nb = min(C::kKB, n_iter - it * C::kKB);
     family::mbar_wait(family::smem_u32(&full[s]), static_cast<uint32_t>((it / C::kStages) & 1));
     const uint32_t st = smem0 + s * C::kStageBytes;
     wgmma_fence();
+    for (int b = 0; b < nb; ++b) {
+      const uint32_t bx = st + b * C::kBoxBytes;
 #pragma unroll
-    for (int kk = 0; kk < 4; ++kk)
-      wgmma_ss<C::kBN>(acc, sw128_desc(st + wg * 64 * 128 + 32 * kk), sw128_desc(st + C::kABytes + 32 * kk));
+      for (int kk = 0; kk < 4; ++kk)
+        wgmma_ss<C::kBN>(acc, sw128_desc(bx + wg * 64 * 128 + 32 * kk), sw128_desc(bx + C::kABox + 32 * kk));
+    }
     wgmma_commit();
     wgmma_wait<1>();  // the previous stage's wgmmas are done: its slot can be refilled
     if (it > 0 && (tid & 127) == 0) family::mbar_arrive(family::smem_u32(&empty[(it - 1) % C::kStages]));
@@ -312,13 +319,24 @@ void launch_stream(const Config& cfg, const StreamView& w, const __nv_bfloat16* 
   if (split > 1 && (w.ws.ws == nullptr || w.ws.cnt == nullptr || (rows + kBM - 1) / kBM > w.ws.row_blocks))
     throw Error("solgemm: stream kernel: no split-K workspace for this call (stream_ws_need at prepare)");
   const int bn = stream_tokens(m);
+  // cfg.wk: 64-k boxes per stage (1, 2 or 4; 4 only up to 64 tokens, 2 up to 128: shared memory).
+  const int kb = cfg.wk >= 4 ? 4 : cfg.wk >= 2 ? 2 : 1;
   switch (bn) {
-    case 8: launch_chunks<StreamCfg<8, 11>>(split, w, x, m, out, rows, stream); break;
-    case 16: launch_chunks<StreamCfg<16, 11>>(split, w, x, m, out, rows, stream); break;
-    case 32: launch_chunks<StreamCfg<32, 10>>(split, w, x, m, out, rows, stream); break;
-    case 64: launch_chunks<StreamCfg<64, 8>>(split, w, x, m, out, rows, stream); break;
-    case 128: launch_chunks<StreamCfg<128, 6>>(split, w, x, m, out, rows, stream); break;
-    default: launch_chunks<StreamCfg<256, 4>>(split, w, x, m, out, rows, stream); break;
+    case 8: kb == 4 ? launch_chunks<StreamCfg<8, 4>>(split, w, x, m, out, rows, stream)
+          : kb == 2 ? launch_chunks<StreamCfg<8, 2>>(split, w, x, m, out, rows, stream)
+                    : launch_chunks<StreamCfg<8, 1>>(split, w, x, m, out, rows, stream); break;
+    case 16: kb == 4 ? launch_chunks<StreamCfg<16, 4>>(split, w, x, m, out, rows, stream)
+           : kb == 2 ? launch_chunks<StreamCfg<16, 2>>(split, w, x, m, out, rows, stream)
+                     : launch_chunks<StreamCfg<16, 1>>(split, w, x, m, out, rows, stream); break;
+    case 32: kb == 4 ? launch_chunks<StreamCfg<32, 4>>(split, w, x, m, out, rows, stream)
+           : kb == 2 ? launch_chunks<StreamCfg<32, 2>>(split, w, x, m, out, rows, stream)
+                     : launch_chunks<StreamCfg<32, 1>>(split, w, x, m, out, rows, stream); break;
+    case 64: kb == 4 ? launch_chunks<StreamCfg<64, 4>>(split, w, x, m, out, rows, stream)
+           : kb == 2 ? launch_chunks<StreamCfg<64, 2>>(split, w, x, m, out, rows, stream)
+                     : launch_chunks<StreamCfg<64, 1>>(split, w, x, m, out, rows, stream); break;
+    case 128: kb >= 2 ? launch_chunks<StreamCfg<128, 2>>(split, w, x, m, out, rows, stream)
+                      : launch_chunks<StreamCfg<128, 1>>(split, w, x, m, out, rows, stream); break;
+    default: launch_chunks<StreamCfg<256, 1>>(split, w, x, m, out, rows, stream); break;
   }
 }
 
