@@ -114,7 +114,8 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&sws.ws, sws.ws_floats * 4));
   CK(cudaMalloc(&sws.cnt, sws.counters * 8));
   CK(cudaMemset(sws.cnt, 0, sws.counters * 8));
-  auto stream_row = [&](const ShapeSpec& sh, const void* dw, int m, const solgemm::kernels::VendorTable* table) {
+  auto stream_row = [&](const ShapeSpec& sh, const void* dw, int m, const solgemm::kernels::VendorTable* table,
+                        const solgemm::kernels::PackedView& pv) {
     const solgemm::Plan plan = solgemm::select_plan({sh.rows, sh.k, solgemm::Storage::packed12}, m, solgemm::Kernel::stream);
     const int64_t row_blocks = (sh.rows + 127) / 128, k_steps = (sh.k + 63) / 64;
     std::vector<int> splits = {plan.cfg.split_k};
@@ -128,6 +129,7 @@ int main(int argc, char** argv) {
     CK(cudaMemcpy(ref16.data(), ref, n_out * 2, cudaMemcpyDeviceToHost));
     solgemm::kernels::StreamView sv;
     sv.w = static_cast<const __nv_bfloat16*>(dw);
+    sv.packed = pv;
     sv.n = sh.n;
     sv.k = sh.k;
     sv.ws = sws;
@@ -136,12 +138,15 @@ int main(int argc, char** argv) {
     if (const char* e = std::getenv("TUNE_STREAM_KB")) kbs = int_list(e);  // 64-k boxes per stage
     std::string row;
     tm.reps = final_reps;
+    const bool with_raw = std::getenv("TUNE_STREAM_RAW") != nullptr;  // also the raw BF16 source
+    for (int tl = 0; tl < (with_raw ? 2 : 1); ++tl)
     for (int kb : kbs)
     for (int sp : splits) {
       solgemm::Config c = plan.cfg;
       c.split_k = sp;
       c.wk = kb;
-      const std::string tag = kbs.size() > 1 ? fmt::format("kb{} split {}", kb, sp) : fmt::format("split {}", sp);
+      c.raw = tl == 1;
+      const std::string tag = fmt::format("{}{}split {}", tl ? "raw " : "", kbs.size() > 1 ? fmt::format("kb{} ", kb) : "", sp);
       auto go = [&] { solgemm::kernels::launch_stream(c, sv, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s); };
       CK(cudaMemset(out, 0xFF, n_out * 2));
       try {
@@ -248,7 +253,7 @@ int main(int argc, char** argv) {
     std::printf("| m | n_tiles | plan | plan layout us | best layouts us (K-order class) | best in the plan layout's "
                 "class | cuBLAS us | vendor us | fastest |\n|---|---|---|---|---|---|---|---|---|\n");
     for (int m : ms) {
-      if (!sh.hilo) stream_row(sh, dw, m, table.get());
+      if (!sh.hilo) stream_row(sh, dw, m, table.get(), pv);
       if (!sh.hilo && (m > 64 || stream_only)) continue;  // the skinny family serves m <= 64
       // The plan's layout: its own choice where it picks this family, else the family's layout when forced.
       solgemm::Plan plan = solgemm::select_plan({sh.rows, sh.k, storage}, m);

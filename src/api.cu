@@ -88,6 +88,7 @@ struct Weights::Impl {
   kernels::StreamView stream_view() const {
     kernels::StreamView v;
     v.w = static_cast<const __nv_bfloat16*>(raw.p);
+    v.packed = packed_view();
     v.n = n;
     v.k = k;
     v.ws = stream;

@@ -130,7 +130,8 @@ struct StreamWs {
   int64_t row_blocks = 0;            // of all N rows
 };
 struct StreamView {
-  const __nv_bfloat16* w = nullptr;  // N x K row-major
+  const __nv_bfloat16* w = nullptr;  // the raw copy, N x K row-major (Config::raw)
+  PackedView packed;                 // the packed code (the default source)
   int64_t n = 0, k = 0;
   StreamWs ws;
   unsigned long long* trace = nullptr;  // bench only: per-CTA timeline stamps; null in the library

@@ -23,8 +23,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <type_traits>
 
 #include "async_copy.cuh"
+#include "decode.cuh"
 #include "kernels.hpp"
 #include "wgmma.cuh"
 
@@ -33,20 +35,29 @@ namespace {
 
 constexpr int kBM = 128;  // weight rows per CTA (two warpgroups of 64)
 
-template <int kBN_, int kKB_>
+// Weight sources: the raw BF16 copy (TMA boxes, A from shared memory) or the packed code (12 or 16 bits: one bulk
+// copy per row tile and stage, decoded by each warp into wgmma's register A).
+enum Src : int { kRaw = 0, kP12 = 12, kP16 = 16 };
+
+template <int kSrc_, int kBN_, int kKB_>
 struct StreamCfg {
+  static constexpr int kSrc = kSrc_;
   static constexpr int kBN = kBN_;                     // tokens per CTA (wgmma N)
-  static constexpr int kKB = kKB_;                     // 64-k boxes per stage (each W row: 128 kKB bytes per stage)
+  static constexpr int kKB = kKB_;                     // 64-k steps per stage
   static constexpr int kConsumers = 256;               // two warpgroups
   static constexpr int kThreads = kConsumers + 32;     // + the producer warp
-  static constexpr int kABox = kBM * 128;              // 128 rows x 64 k BF16
-  static constexpr int kBBox = kBN * 128;              // kBN tokens x 64 k
-  static constexpr int kBoxBytes = kABox + kBBox;      // one 64-k step: its W box, then its x box
-  static constexpr int kStageBytes = kKB * kBoxBytes;
+  static constexpr int kBBox = kBN * 128;              // x: kBN tokens x 64 k
+  static constexpr int kGroup = kSrc == kP12 ? format::kBytes12 : format::kBytes16;  // packed: one row tile's group
+  // raw: per step its W box (128 rows x 64 k) then its x box; packed: the kKB x boxes, then per row tile its kKB
+  // groups (contiguous in the packed layout: one bulk copy).
+  static constexpr int kABox = kSrc == kRaw ? kBM * 128 : 0;
+  static constexpr int kStepBytes = kABox + kBBox;
+  static constexpr int kWBytes = kSrc == kRaw ? 0 : 8 * kKB * kGroup;
+  static constexpr int kStageBytes = kKB * kStepBytes + kWBytes;
   static constexpr int kStages = (200 * 1024 / kStageBytes) < 12 ? 200 * 1024 / kStageBytes : 12;
   static constexpr int kSmem = kStages * kStageBytes + 1024;
   static constexpr int kAcc = kBN / 2;
-  static_assert(kBoxBytes % 1024 == 0, "tiles stay 1024-byte aligned (128B swizzle)");
+  static_assert(kStepBytes % 1024 == 0 && kStageBytes % 1024 == 0, "tiles stay 1024-byte aligned (128B swizzle)");
   static_assert(kStages >= 2 && kSmem <= 227 * 1024, "shared memory");
 };
 
@@ -56,6 +67,12 @@ struct StreamArgs {
   int64_t rows;
   int k_steps;      // 64-k steps of K
   int split;
+  // packed sources: the groups, exception tables and base (PackedView)
+  const uint8_t* data;
+  const uint32_t* exc_off;
+  const uint32_t* exc;
+  int base;
+  int64_t row_tiles, k_blocks;
   float* ws;        // partials: (row block, split index) -> BN x BM floats, token-major
   unsigned long long* cnt;  // this split's arrival counters, one per row block
   unsigned long long* trace;
@@ -87,7 +104,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
 #pragma unroll
     for (int s = 0; s < C::kStages; ++s) {
       family::mbar_init(family::smem_u32(&full[s]), 1);
-      family::mbar_init(family::smem_u32(&empty[s]), 2);  // one arrival per consumer warpgroup
+      family::mbar_init(family::smem_u32(&empty[s]), C::kConsumers / 32);  // one arrival per consumer warp
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     if (split > 1) {  // where this launch's barrier opens (read before this CTA arrives; see stream_reduce)
@@ -98,41 +115,90 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   }
   __syncthreads();
 
-  if (warp == C::kConsumers / 32) {  // producer: one lane issues the W box and the x box of every stage
+  if (warp == C::kConsumers / 32) {  // producer: one lane issues every copy of a stage
     if (lane == 0)
       for (int it = 0; it * C::kKB < n_iter; ++it) {
         const int s = it % C::kStages, nb = min(C::kKB, n_iter - it * C::kKB);
         if (it >= C::kStages) family::mbar_wait(family::smem_u32(&empty[s]), static_cast<uint32_t>((it / C::kStages - 1) & 1));
         const uint32_t bar = family::smem_u32(&full[s]), st = smem0 + s * C::kStageBytes;
-        family::mbar_arrive_expect_tx(bar, nb * C::kBoxBytes);
-        for (int b = 0; b < nb; ++b) {
-          const int k0 = (ks0 + it * C::kKB + b) * 64;
-          family::tma_2d(st + b * C::kBoxBytes, &wmap, k0, row_block * kBM, bar);
-          family::tma_2d(st + b * C::kBoxBytes + C::kABox, &xmap, k0, 0, bar);
+        const int g0 = ks0 + it * C::kKB;
+        if constexpr (C::kSrc == kRaw) {
+          family::mbar_arrive_expect_tx(bar, nb * C::kStepBytes);
+          for (int b = 0; b < nb; ++b) {
+            family::tma_2d(st + b * C::kStepBytes, &wmap, (g0 + b) * 64, row_block * kBM, bar);
+            family::tma_2d(st + b * C::kStepBytes + C::kABox, &xmap, (g0 + b) * 64, 0, bar);
+          }
+        } else {
+          family::mbar_arrive_expect_tx(bar, nb * (C::kBBox + 8 * C::kGroup));
+          for (int b = 0; b < nb; ++b) family::tma_2d(st + b * C::kBBox, &xmap, (g0 + b) * 64, 0, bar);
+          for (int w = 0; w < 8; ++w) {  // (row tiles past the matrix read the last one: their rows are never stored)
+            const int64_t rt = min(static_cast<int64_t>(row_block) * 8 + w, a.row_tiles - 1);
+            family::bulk_g2s(st + C::kKB * C::kBBox + w * C::kKB * C::kGroup,
+                             a.data + (rt * a.k_steps + g0) * C::kGroup, nb * C::kGroup, bar);
+          }
         }
       }
     return;  // (the reduction below needs no producer; its barriers are named by thread count)
   }
 
-  // Consumers: warpgroup wg multiplies rows [64 wg, 64 wg + 64) of the stage's W tile by its x tile.
+  // Consumers: warpgroup wg computes rows [64 wg, 64 wg + 64) of the row block; warp w (of 8) row tile w.
   const int wg = warp >> 2;
   float acc[C::kAcc];
 #pragma unroll
   for (int i = 0; i < C::kAcc; ++i) acc[i] = 0.f;
+  const int64_t my_rt = static_cast<int64_t>(row_block) * 8 + warp;
+  const bool rt_ok = my_rt < a.row_tiles;
+  int64_t exc_blk = -1;  // 12-bit: the exception block whose bounds e0, e1 are loaded
+  uint32_t e0 = 0, e1 = 0;
+  PackedView pv;
+  pv.base = a.base;
   for (int it = 0; it * C::kKB < n_iter; ++it) {
     const int s = it % C::kStages, nb = min(C::kKB, n_iter - it * C::kKB);
     family::mbar_wait(family::smem_u32(&full[s]), static_cast<uint32_t>((it / C::kStages) & 1));
     const uint32_t st = smem0 + s * C::kStageBytes;
-    wgmma_fence();
-    for (int b = 0; b < nb; ++b) {
-      const uint32_t bx = st + b * C::kBoxBytes;
+    if constexpr (C::kSrc == kRaw) {
+      wgmma_fence();
+      for (int b = 0; b < nb; ++b) {
+        const uint32_t bx = st + b * C::kStepBytes;
 #pragma unroll
-      for (int kk = 0; kk < 4; ++kk)
-        wgmma_ss<C::kBN>(acc, sw128_desc(bx + wg * 64 * 128 + 32 * kk), sw128_desc(bx + C::kABox + 32 * kk));
+        for (int kk = 0; kk < 4; ++kk)
+          wgmma_ss<C::kBN>(acc, sw128_desc(bx + wg * 64 * 128 + 32 * kk), sw128_desc(bx + C::kABox + 32 * kk));
+      }
+      wgmma_commit();
+      wgmma_wait<1>();  // the previous stage's wgmmas are done: its slot can be refilled
+      if (it > 0 && lane == 0) family::mbar_arrive(family::smem_u32(&empty[(it - 1) % C::kStages]));
+    } else {
+      // Every group of the stage decoded into registers first, then all wgmmas, then their completion (the A
+      // registers are not touched while a wgmma may read them).
+      uint32_t af[C::kKB][4][4];
+      const uint8_t* wst = smem + s * C::kStageBytes + C::kKB * C::kBBox + warp * C::kKB * C::kGroup;
+#pragma unroll
+      for (int b = 0; b < C::kKB; ++b) {
+        if (b >= nb) break;
+        GroupRegs<C::kSrc == kP12> regs;
+        regs.load_shared(wst + b * C::kGroup, lane);
+        regs.decode(pv, af[b]);
+        if constexpr (C::kSrc == kP12) {
+          const int64_t g = ks0 + it * C::kKB + b, blk = g / format::kGroupsPerBlock;
+          if (blk != exc_blk && rt_ok) {
+            exc_blk = blk;
+            e0 = __ldg(a.exc_off + my_rt * a.k_blocks + blk);
+            e1 = __ldg(a.exc_off + my_rt * a.k_blocks + blk + 1);
+          }
+          if (rt_ok && e1 > e0) patch_exceptions(a.exc, e0, e1, static_cast<int>(g % format::kGroupsPerBlock), lane, af[b]);
+        }
+      }
+      wgmma_fence();
+#pragma unroll
+      for (int b = 0; b < C::kKB; ++b) {
+        if (b >= nb) break;
+#pragma unroll
+        for (int kk = 0; kk < 4; ++kk) wgmma_rs<C::kBN>(acc, af[b][kk], sw128_desc(st + b * C::kBBox + 32 * kk));
+      }
+      wgmma_commit();
+      wgmma_wait0();
+      if (lane == 0) family::mbar_arrive(family::smem_u32(&empty[s]));
     }
-    wgmma_commit();
-    wgmma_wait<1>();  // the previous stage's wgmmas are done: its slot can be refilled
-    if (it > 0 && (tid & 127) == 0) family::mbar_arrive(family::smem_u32(&empty[(it - 1) % C::kStages]));
   }
   wgmma_wait0();
   if (a.trace && tid == 0) stamp(a.trace, 3);
@@ -254,11 +320,20 @@ void launch_chunks(int split, const StreamView& w, const __nv_bfloat16* x, int64
   if (split > 1 && static_cast<size_t>(row_blocks * split * kBM * C::kBN) > w.ws.ws_floats)
     throw Error(fmt::format("solgemm: stream kernel: split-K workspace too small ({} floats needed, {} allocated)",
                             row_blocks * split * kBM * C::kBN, w.ws.ws_floats));
-  const CUtensorMap wmap = bf16_tensor_map(w.w, w.k, rows, 64, kBM, "stream kernel: W");
+  const int64_t k_steps = (w.k + 63) / 64;
+  // (packed sources: a map of x stands in for W's, never used)
+  const CUtensorMap wmap = C::kSrc == kRaw ? bf16_tensor_map(w.w, w.k, rows, 64, kBM, "stream kernel: W")
+                                           : bf16_tensor_map(x, w.k, 1, 64, 8, "stream kernel: x");
   StreamArgs args{};
   args.rows = rows;
-  args.k_steps = static_cast<int>((w.k + 63) / 64);
+  args.k_steps = static_cast<int>(k_steps);
   args.split = split;
+  args.data = w.packed.data;
+  args.exc_off = w.packed.exc_off;
+  args.exc = w.packed.exc;
+  args.base = w.packed.base;
+  args.row_tiles = w.packed.row_tiles;
+  args.k_blocks = w.packed.k_blocks;
   args.ws = w.ws.ws;
   args.cnt = split > 1 ? w.ws.cnt + static_cast<int64_t>(split - 2) * w.ws.row_blocks : nullptr;  // this split's
   args.trace = w.trace;
@@ -316,27 +391,41 @@ void launch_stream(const Config& cfg, const StreamView& w, const __nv_bfloat16* 
   if (w.k % 8 != 0 || reinterpret_cast<uintptr_t>(x) % 16 != 0 || reinterpret_cast<uintptr_t>(w.w) % 16 != 0)
     throw Error(fmt::format("solgemm: stream kernel: K = {} not a multiple of 8 or x / W not 16-byte aligned "
                             "(TMA); the plan sends such calls to the vendor family", w.k));
+  if (!cfg.raw && (w.packed.data == nullptr || w.packed.k_groups != k_steps))
+    throw Error("solgemm: stream kernel: no packed weights (the raw source needs Config::raw)");
   if (split > 1 && (w.ws.ws == nullptr || w.ws.cnt == nullptr || (rows + kBM - 1) / kBM > w.ws.row_blocks))
     throw Error("solgemm: stream kernel: no split-K workspace for this call (stream_ws_need at prepare)");
-  const int bn = stream_tokens(m);
-  // cfg.wk: 64-k boxes per stage (1, 2 or 4; 4 only up to 64 tokens, 2 up to 128: shared memory).
-  const int kb = cfg.wk >= 4 ? 4 : cfg.wk >= 2 ? 2 : 1;
-  switch (bn) {
-    case 8: kb == 4 ? launch_chunks<StreamCfg<8, 4>>(split, w, x, m, out, rows, stream)
-          : kb == 2 ? launch_chunks<StreamCfg<8, 2>>(split, w, x, m, out, rows, stream)
-                    : launch_chunks<StreamCfg<8, 1>>(split, w, x, m, out, rows, stream); break;
-    case 16: kb == 4 ? launch_chunks<StreamCfg<16, 4>>(split, w, x, m, out, rows, stream)
-           : kb == 2 ? launch_chunks<StreamCfg<16, 2>>(split, w, x, m, out, rows, stream)
-                     : launch_chunks<StreamCfg<16, 1>>(split, w, x, m, out, rows, stream); break;
-    case 32: kb == 4 ? launch_chunks<StreamCfg<32, 4>>(split, w, x, m, out, rows, stream)
-           : kb == 2 ? launch_chunks<StreamCfg<32, 2>>(split, w, x, m, out, rows, stream)
-                     : launch_chunks<StreamCfg<32, 1>>(split, w, x, m, out, rows, stream); break;
-    case 64: kb == 4 ? launch_chunks<StreamCfg<64, 4>>(split, w, x, m, out, rows, stream)
-           : kb == 2 ? launch_chunks<StreamCfg<64, 2>>(split, w, x, m, out, rows, stream)
-                     : launch_chunks<StreamCfg<64, 1>>(split, w, x, m, out, rows, stream); break;
-    case 128: kb >= 2 ? launch_chunks<StreamCfg<128, 2>>(split, w, x, m, out, rows, stream)
-                      : launch_chunks<StreamCfg<128, 1>>(split, w, x, m, out, rows, stream); break;
-    default: launch_chunks<StreamCfg<256, 1>>(split, w, x, m, out, rows, stream); break;
+  // The compiled variants: tokens per CTA (8 .. 256: the next power of two of m) x 64-k steps per stage (cfg.wk:
+  // the raw source 2; packed 1, 2 or 4 up to 64 tokens, 1 or 2 at 128). Packed sources stop at 128 tokens per
+  // CTA (chunks of 128 past it): at 256, 128 accumulators + the decoded A registers spill.
+  const int bn = stream_tokens(m), kb = cfg.wk >= 4 ? 4 : cfg.wk >= 2 ? 2 : 1;
+  auto go = [&](auto cfg_tag) {
+    using C = decltype(cfg_tag);
+    launch_chunks<C>(split, w, x, m, out, rows, stream);
+  };
+  auto packed = [&](auto src_tag) {
+    constexpr int S = decltype(src_tag)::value;
+    switch (bn) {
+      case 8: kb == 4 ? go(StreamCfg<S, 8, 4>{}) : kb == 2 ? go(StreamCfg<S, 8, 2>{}) : go(StreamCfg<S, 8, 1>{}); break;
+      case 16: kb == 4 ? go(StreamCfg<S, 16, 4>{}) : kb == 2 ? go(StreamCfg<S, 16, 2>{}) : go(StreamCfg<S, 16, 1>{}); break;
+      case 32: kb == 4 ? go(StreamCfg<S, 32, 4>{}) : kb == 2 ? go(StreamCfg<S, 32, 2>{}) : go(StreamCfg<S, 32, 1>{}); break;
+      case 64: kb == 4 ? go(StreamCfg<S, 64, 4>{}) : kb == 2 ? go(StreamCfg<S, 64, 2>{}) : go(StreamCfg<S, 64, 1>{}); break;
+      default: kb >= 2 ? go(StreamCfg<S, 128, 2>{}) : go(StreamCfg<S, 128, 1>{}); break;  // (256: spills)
+    }
+  };
+  if (cfg.raw) {
+    switch (bn) {
+      case 8: go(StreamCfg<kRaw, 8, 2>{}); break;
+      case 16: go(StreamCfg<kRaw, 16, 2>{}); break;
+      case 32: go(StreamCfg<kRaw, 32, 2>{}); break;
+      case 64: go(StreamCfg<kRaw, 64, 2>{}); break;
+      case 128: go(StreamCfg<kRaw, 128, 2>{}); break;
+      default: go(StreamCfg<kRaw, 256, 1>{}); break;
+    }
+  } else if (w.packed.bits12) {
+    packed(std::integral_constant<int, kP12>{});
+  } else {
+    packed(std::integral_constant<int, kP16>{});
   }
 }
 

@@ -1,11 +1,11 @@
 // wgmma helpers shared by the wide (wide.cu) and stream (stream.cu) families: the shared-memory descriptor of a
-// K-major 128B-swizzled tile, the fence / commit / wait of the async group, and (wgmma_ss.cuh, generated) the
-// m64nNk16 BF16 instruction with both operands in shared memory.
+// K-major 128B-swizzled tile, the fence / commit / wait of the async group, and (wgmma_ops.cuh, generated) the
+// m64nNk16 BF16 instruction with A from shared memory or registers, B from shared memory.
 #pragma once
 
 #include <cstdint>
 
-#include "wgmma_ss.cuh"
+#include "wgmma_ops.cuh"
 
 namespace solgemm::kernels {
 
