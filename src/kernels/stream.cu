@@ -34,6 +34,8 @@ namespace solgemm::kernels {
 namespace {
 
 constexpr int kBM = 128;  // weight rows per CTA (two warpgroups of 64)
+constexpr int kExcBlocks = 40;    // 12-bit: exception blocks (256 k) of a warp's k range held in shared memory
+constexpr int kExcEntries = 64;   // ... and exception entries
 
 // Weight sources: the raw BF16 copy (TMA boxes, A from shared memory) or the packed code (12 or 16 bits: one bulk
 // copy per row tile and stage, decoded by each warp into wgmma's register A).
@@ -148,7 +150,31 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   for (int i = 0; i < C::kAcc; ++i) acc[i] = 0.f;
   const int64_t my_rt = static_cast<int64_t>(row_block) * 8 + warp;
   const bool rt_ok = my_rt < a.row_tiles;
-  int64_t exc_blk = -1;  // 12-bit: the exception block whose bounds e0, e1 are loaded
+  // 12-bit: this warp's exception bounds over its k range (blocks blk0 .. blk0 + nblk - 1) and, when they fit, the
+  // entries themselves, fetched into shared memory once before the loop (all loads in flight together; a bounds
+  // load per block inside the loop cost a dependent global round trip every four groups).
+  __shared__ uint32_t exo[C::kSrc == kP12 ? 8 : 1][kExcBlocks + 1];
+  __shared__ uint32_t exe[C::kSrc == kP12 ? 8 : 1][kExcEntries];
+  const int blk0 = ks0 / format::kGroupsPerBlock;
+  const int nblk = (ks0 + n_iter - 1) / format::kGroupsPerBlock - blk0 + 1;
+  bool exc_shared = false;
+  uint32_t ex_first = 0;
+  if constexpr (C::kSrc == kP12) {
+    if (rt_ok && nblk <= kExcBlocks) {
+      for (int i = lane; i <= nblk; i += 32) exo[warp][i] = __ldg(a.exc_off + my_rt * a.k_blocks + blk0 + i);
+      __syncwarp();
+      ex_first = exo[warp][0];
+      const uint32_t cnt = exo[warp][nblk] - ex_first;
+      exc_shared = true;
+      if (cnt <= kExcEntries) {
+        for (uint32_t i = lane; i < cnt; i += 32) exe[warp][i] = __ldg(a.exc + ex_first + i);
+      } else {
+        ex_first = ~0u;  // entries stay in global memory
+      }
+      __syncwarp();
+    }
+  }
+  int64_t exc_blk = -1;  // (bounds from global memory: the block whose e0, e1 are loaded)
   uint32_t e0 = 0, e1 = 0;
   PackedView pv;
   pv.base = a.base;
@@ -179,13 +205,21 @@ __global__ void __launch_bounds__(C::kThreads, 1)
         regs.load_shared(wst + b * C::kGroup, lane);
         regs.decode(pv, af[b]);
         if constexpr (C::kSrc == kP12) {
-          const int64_t g = ks0 + it * C::kKB + b, blk = g / format::kGroupsPerBlock;
-          if (blk != exc_blk && rt_ok) {
+          const int g = ks0 + it * C::kKB + b, blk = g / format::kGroupsPerBlock;
+          if (exc_shared) {
+            e0 = exo[warp][blk - blk0];
+            e1 = exo[warp][blk - blk0 + 1];
+          } else if (blk != exc_blk && rt_ok) {
             exc_blk = blk;
             e0 = __ldg(a.exc_off + my_rt * a.k_blocks + blk);
             e1 = __ldg(a.exc_off + my_rt * a.k_blocks + blk + 1);
           }
-          if (rt_ok && e1 > e0) patch_exceptions(a.exc, e0, e1, static_cast<int>(g % format::kGroupsPerBlock), lane, af[b]);
+          if (rt_ok && e1 > e0) {
+            if (ex_first != ~0u)
+              patch_exceptions<true>(&exe[warp][0] - ex_first, e0, e1, g % format::kGroupsPerBlock, lane, af[b]);
+            else
+              patch_exceptions(a.exc, e0, e1, g % format::kGroupsPerBlock, lane, af[b]);
+          }
         }
       }
       wgmma_fence();
