@@ -106,7 +106,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
 #pragma unroll
     for (int s = 0; s < C::kStages; ++s) {
       family::mbar_init(family::smem_u32(&full[s]), 1);
-      family::mbar_init(family::smem_u32(&empty[s]), C::kConsumers / 32);  // one arrival per consumer warp
+      family::mbar_init(family::smem_u32(&empty[s]), C::kSrc == kRaw ? 8 : 4);  // one arrival per consuming warp
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     if (split > 1) {  // where this launch's barrier opens (read before this CTA arrives; see stream_reduce)
@@ -143,82 +143,102 @@ __global__ void __launch_bounds__(C::kThreads, 1)
     return;  // (the reduction below needs no producer; its barriers are named by thread count)
   }
 
-  // Consumers: warpgroup wg computes rows [64 wg, 64 wg + 64) of the row block; warp w (of 8) row tile w.
-  const int wg = warp >> 2;
-  float acc[C::kAcc];
+  // Consumers. Raw source: both warpgroups work on every stage, warpgroup wg on rows [64 wg, 64 wg + 64) (A from
+  // the swizzled box). Packed sources: warpgroup wg takes the stages it, it + 2, ... (it = wg) for all 128 rows,
+  // its warp q decoding row tiles q and q + 4 into two accumulators, so that one warpgroup decodes while the other's
+  // wgmmas run (decode, wgmma and their completion are serial inside a warp: the A registers stay untouched while
+  // a wgmma may read them); the two warpgroups' sums are added after the loop, warpgroup 0's first.
+  const int wg = warp >> 2, wq = warp & 3;
+  constexpr int kHalves = C::kSrc == kRaw ? 1 : 2;
+  float acc[kHalves][C::kAcc];
 #pragma unroll
-  for (int i = 0; i < C::kAcc; ++i) acc[i] = 0.f;
-  const int64_t my_rt = static_cast<int64_t>(row_block) * 8 + warp;
-  const bool rt_ok = my_rt < a.row_tiles;
-  // 12-bit: this warp's exception bounds over its k range (blocks blk0 .. blk0 + nblk - 1) and, when they fit, the
-  // entries themselves, fetched into shared memory once before the loop (all loads in flight together; a bounds
-  // load per block inside the loop cost a dependent global round trip every four groups).
-  __shared__ uint32_t exo[C::kSrc == kP12 ? 8 : 1][kExcBlocks + 1];
-  __shared__ uint32_t exe[C::kSrc == kP12 ? 8 : 1][kExcEntries];
-  const int blk0 = ks0 / format::kGroupsPerBlock;
-  const int nblk = (ks0 + n_iter - 1) / format::kGroupsPerBlock - blk0 + 1;
-  bool exc_shared = false;
-  uint32_t ex_first = 0;
-  if constexpr (C::kSrc == kP12) {
-    if (rt_ok && nblk <= kExcBlocks) {
-      for (int i = lane; i <= nblk; i += 32) exo[warp][i] = __ldg(a.exc_off + my_rt * a.k_blocks + blk0 + i);
-      __syncwarp();
-      ex_first = exo[warp][0];
-      const uint32_t cnt = exo[warp][nblk] - ex_first;
-      exc_shared = true;
-      if (cnt <= kExcEntries) {
-        for (uint32_t i = lane; i < cnt; i += 32) exe[warp][i] = __ldg(a.exc + ex_first + i);
-      } else {
-        ex_first = ~0u;  // entries stay in global memory
-      }
-      __syncwarp();
-    }
-  }
-  int64_t exc_blk = -1;  // (bounds from global memory: the block whose e0, e1 are loaded)
-  uint32_t e0 = 0, e1 = 0;
-  PackedView pv;
-  pv.base = a.base;
-  for (int it = 0; it * C::kKB < n_iter; ++it) {
-    const int s = it % C::kStages, nb = min(C::kKB, n_iter - it * C::kKB);
-    family::mbar_wait(family::smem_u32(&full[s]), static_cast<uint32_t>((it / C::kStages) & 1));
-    const uint32_t st = smem0 + s * C::kStageBytes;
-    if constexpr (C::kSrc == kRaw) {
+  for (int h = 0; h < kHalves; ++h)
+#pragma unroll
+    for (int i = 0; i < C::kAcc; ++i) acc[h][i] = 0.f;
+  if constexpr (C::kSrc == kRaw) {
+    for (int it = 0; it * C::kKB < n_iter; ++it) {
+      const int s = it % C::kStages, nb = min(C::kKB, n_iter - it * C::kKB);
+      family::mbar_wait(family::smem_u32(&full[s]), static_cast<uint32_t>((it / C::kStages) & 1));
+      const uint32_t st = smem0 + s * C::kStageBytes;
       wgmma_fence();
       for (int b = 0; b < nb; ++b) {
         const uint32_t bx = st + b * C::kStepBytes;
 #pragma unroll
         for (int kk = 0; kk < 4; ++kk)
-          wgmma_ss<C::kBN>(acc, sw128_desc(bx + wg * 64 * 128 + 32 * kk), sw128_desc(bx + C::kABox + 32 * kk));
+          wgmma_ss<C::kBN>(acc[0], sw128_desc(bx + wg * 64 * 128 + 32 * kk), sw128_desc(bx + C::kABox + 32 * kk));
       }
       wgmma_commit();
       wgmma_wait<1>();  // the previous stage's wgmmas are done: its slot can be refilled
       if (it > 0 && lane == 0) family::mbar_arrive(family::smem_u32(&empty[(it - 1) % C::kStages]));
-    } else {
-      // Every group of the stage decoded into registers first, then all wgmmas, then their completion (the A
-      // registers are not touched while a wgmma may read them).
-      uint32_t af[C::kKB][4][4];
-      const uint8_t* wst = smem + s * C::kStageBytes + C::kKB * C::kBBox + warp * C::kKB * C::kGroup;
+    }
+    wgmma_wait0();
+  } else {
+    // 12-bit: the exception bounds of this warp's two row tiles over the CTA's k range (blocks blk0 ..
+    // blk0 + nblk - 1) and, when they fit, the entries, fetched into shared memory once before the loop (all
+    // loads in flight together; a bounds load per block inside the loop cost a dependent global round trip).
+    __shared__ uint32_t exo[C::kSrc == kP12 ? 8 : 1][kExcBlocks + 1];
+    __shared__ uint32_t exe[C::kSrc == kP12 ? 8 : 1][kExcEntries];
+    const int blk0 = ks0 / format::kGroupsPerBlock;
+    const int nblk = (ks0 + n_iter - 1) / format::kGroupsPerBlock - blk0 + 1;
+    int64_t rt[2];
+    bool rt_ok[2], exc_shared[2] = {false, false};
+    uint32_t ex_first[2] = {0, 0};
 #pragma unroll
-      for (int b = 0; b < C::kKB; ++b) {
-        if (b >= nb) break;
-        GroupRegs<C::kSrc == kP12> regs;
-        regs.load_shared(wst + b * C::kGroup, lane);
-        regs.decode(pv, af[b]);
-        if constexpr (C::kSrc == kP12) {
-          const int g = ks0 + it * C::kKB + b, blk = g / format::kGroupsPerBlock;
-          if (exc_shared) {
-            e0 = exo[warp][blk - blk0];
-            e1 = exo[warp][blk - blk0 + 1];
-          } else if (blk != exc_blk && rt_ok) {
-            exc_blk = blk;
-            e0 = __ldg(a.exc_off + my_rt * a.k_blocks + blk);
-            e1 = __ldg(a.exc_off + my_rt * a.k_blocks + blk + 1);
-          }
-          if (rt_ok && e1 > e0) {
-            if (ex_first != ~0u)
-              patch_exceptions<true>(&exe[warp][0] - ex_first, e0, e1, g % format::kGroupsPerBlock, lane, af[b]);
-            else
-              patch_exceptions(a.exc, e0, e1, g % format::kGroupsPerBlock, lane, af[b]);
+    for (int h = 0; h < 2; ++h) {
+      rt[h] = static_cast<int64_t>(row_block) * 8 + wq + 4 * h;
+      rt_ok[h] = rt[h] < a.row_tiles;
+    }
+    if constexpr (C::kSrc == kP12) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int slot = wq + 4 * h;
+        if (rt_ok[h] && nblk <= kExcBlocks) {
+          for (int i = lane; i <= nblk; i += 32) exo[slot][i] = __ldg(a.exc_off + rt[h] * a.k_blocks + blk0 + i);
+          __syncwarp();
+          ex_first[h] = exo[slot][0];
+          const uint32_t cnt = exo[slot][nblk] - ex_first[h];
+          exc_shared[h] = true;
+          if (cnt <= kExcEntries)
+            for (uint32_t i = lane; i < cnt; i += 32) exe[slot][i] = __ldg(a.exc + ex_first[h] + i);
+          else
+            ex_first[h] = ~0u;  // entries stay in global memory
+          __syncwarp();
+        }
+      }
+    }
+    PackedView pv;
+    pv.base = a.base;
+    for (int it = wg; it * C::kKB < n_iter; it += 2) {
+      const int s = it % C::kStages, nb = min(C::kKB, n_iter - it * C::kKB);
+      family::mbar_wait(family::smem_u32(&full[s]), static_cast<uint32_t>((it / C::kStages) & 1));
+      const uint32_t st = smem0 + s * C::kStageBytes;
+      uint32_t af[2][C::kKB][4][4];
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int slot = wq + 4 * h;
+        const uint8_t* wst = smem + s * C::kStageBytes + C::kKB * C::kBBox + slot * C::kKB * C::kGroup;
+#pragma unroll
+        for (int b = 0; b < C::kKB; ++b) {
+          if (b >= nb) break;
+          GroupRegs<C::kSrc == kP12> regs;
+          regs.load_shared(wst + b * C::kGroup, lane);
+          regs.decode(pv, af[h][b]);
+          if constexpr (C::kSrc == kP12) {
+            const int g = ks0 + it * C::kKB + b, blk = g / format::kGroupsPerBlock;
+            uint32_t e0 = 0, e1 = 0;
+            if (exc_shared[h]) {
+              e0 = exo[slot][blk - blk0];
+              e1 = exo[slot][blk - blk0 + 1];
+            } else if (rt_ok[h]) {
+              e0 = __ldg(a.exc_off + rt[h] * a.k_blocks + blk);
+              e1 = __ldg(a.exc_off + rt[h] * a.k_blocks + blk + 1);
+            }
+            if (e1 > e0) {
+              if (ex_first[h] != ~0u)
+                patch_exceptions<true>(&exe[slot][0] - ex_first[h], e0, e1, g % format::kGroupsPerBlock, lane, af[h][b]);
+              else
+                patch_exceptions(a.exc, e0, e1, g % format::kGroupsPerBlock, lane, af[h][b]);
+            }
           }
         }
       }
@@ -227,14 +247,31 @@ __global__ void __launch_bounds__(C::kThreads, 1)
       for (int b = 0; b < C::kKB; ++b) {
         if (b >= nb) break;
 #pragma unroll
-        for (int kk = 0; kk < 4; ++kk) wgmma_rs<C::kBN>(acc, af[b][kk], sw128_desc(st + b * C::kBBox + 32 * kk));
+        for (int kk = 0; kk < 4; ++kk) {
+          const uint64_t xd = sw128_desc(st + b * C::kBBox + 32 * kk);
+          wgmma_rs<C::kBN>(acc[0], af[0][b][kk], xd);
+          wgmma_rs<C::kBN>(acc[1], af[1][b][kk], xd);
+        }
       }
       wgmma_commit();
       wgmma_wait0();
       if (lane == 0) family::mbar_arrive(family::smem_u32(&empty[s]));
     }
+    // Warpgroup wg keeps rows [64 wg, 64 wg + 64): it hands its other half to the other warpgroup through the
+    // (now idle) ring and adds the other's half of its own rows, warpgroup 0's sum first.
+    asm volatile("bar.sync 1, %0;\n" ::"n"(C::kConsumers) : "memory");
+    float* xch = reinterpret_cast<float*>(smem);
+    const int t128 = tid & 127;
+#pragma unroll
+    for (int i = 0; i < C::kAcc; ++i) xch[(wg * C::kAcc + i) * 128 + t128] = wg == 0 ? acc[1][i] : acc[0][i];
+    asm volatile("bar.sync 1, %0;\n" ::"n"(C::kConsumers) : "memory");
+#pragma unroll
+    for (int i = 0; i < C::kAcc; ++i) {
+      const float other = xch[((1 - wg) * C::kAcc + i) * 128 + t128];
+      const float a0 = acc[0][i], a1 = acc[1][i];
+      acc[0][i] = wg == 0 ? a0 + other : other + a1;
+    }
   }
-  wgmma_wait0();
   if (a.trace && tid == 0) stamp(a.trace, 3);
 
   // Accumulator fragment (warp w of the warpgroup): n8 block i, reg 4i + q -> row 16 (w % 4) + g + 8 (q >> 1),
@@ -248,7 +285,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
       for (int q = 0; q < 4; ++q) {
         const int64_t row = static_cast<int64_t>(row_block) * kBM + r_base + 8 * (q >> 1);
         const int tok = 8 * i + 2 * t4 + (q & 1);
-        if (row < a.rows && tok < a.m) a.out[tok * a.rows + row] = __float2bfloat16_rn(acc[4 * i + q]);
+        if (row < a.rows && tok < a.m) a.out[tok * a.rows + row] = __float2bfloat16_rn(acc[0][4 * i + q]);
       }
     return;
   }
@@ -262,7 +299,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
       const int tok = 8 * i + 2 * t4 + (q & 1);
-      if (tok < a.m) __stcg(mine + tok * kBM + r_base + 8 * (q >> 1), acc[4 * i + q]);
+      if (tok < a.m) __stcg(mine + tok * kBM + r_base + 8 * (q >> 1), acc[0][4 * i + q]);
     }
   // The consumers' barrier (named, 256 threads: the producer warp has left) orders every thread's stores before
   // thread 0 releases this CTA's arrival; then thread 0 polls until the row block's `split` CTAs have arrived.
@@ -430,8 +467,8 @@ void launch_stream(const Config& cfg, const StreamView& w, const __nv_bfloat16* 
   if (split > 1 && (w.ws.ws == nullptr || w.ws.cnt == nullptr || (rows + kBM - 1) / kBM > w.ws.row_blocks))
     throw Error("solgemm: stream kernel: no split-K workspace for this call (stream_ws_need at prepare)");
   // The compiled variants: tokens per CTA (8 .. 256: the next power of two of m) x 64-k steps per stage (cfg.wk:
-  // the raw source 2; packed 1, 2 or 4 up to 64 tokens, 1 or 2 at 128). Packed sources stop at 128 tokens per
-  // CTA (chunks of 128 past it): at 256, 128 accumulators + the decoded A registers spill.
+  // the raw source 2; packed 1 or 2). Packed sources stop at 64 tokens per CTA (chunks of 64 past it): each warp
+  // holds two accumulators (128 registers at 128 tokens: they spill).
   const int bn = stream_tokens(m), kb = cfg.wk >= 4 ? 4 : cfg.wk >= 2 ? 2 : 1;
   auto go = [&](auto cfg_tag) {
     using C = decltype(cfg_tag);
@@ -440,11 +477,10 @@ void launch_stream(const Config& cfg, const StreamView& w, const __nv_bfloat16* 
   auto packed = [&](auto src_tag) {
     constexpr int S = decltype(src_tag)::value;
     switch (bn) {
-      case 8: kb == 4 ? go(StreamCfg<S, 8, 4>{}) : kb == 2 ? go(StreamCfg<S, 8, 2>{}) : go(StreamCfg<S, 8, 1>{}); break;
-      case 16: kb == 4 ? go(StreamCfg<S, 16, 4>{}) : kb == 2 ? go(StreamCfg<S, 16, 2>{}) : go(StreamCfg<S, 16, 1>{}); break;
-      case 32: kb == 4 ? go(StreamCfg<S, 32, 4>{}) : kb == 2 ? go(StreamCfg<S, 32, 2>{}) : go(StreamCfg<S, 32, 1>{}); break;
-      case 64: kb == 4 ? go(StreamCfg<S, 64, 4>{}) : kb == 2 ? go(StreamCfg<S, 64, 2>{}) : go(StreamCfg<S, 64, 1>{}); break;
-      default: kb >= 2 ? go(StreamCfg<S, 128, 2>{}) : go(StreamCfg<S, 128, 1>{}); break;  // (256: spills)
+      case 8: kb >= 2 ? go(StreamCfg<S, 8, 2>{}) : go(StreamCfg<S, 8, 1>{}); break;
+      case 16: kb >= 2 ? go(StreamCfg<S, 16, 2>{}) : go(StreamCfg<S, 16, 1>{}); break;
+      case 32: kb >= 2 ? go(StreamCfg<S, 32, 2>{}) : go(StreamCfg<S, 32, 1>{}); break;
+      default: kb >= 2 ? go(StreamCfg<S, 64, 2>{}) : go(StreamCfg<S, 64, 1>{}); break;  // (128 tokens spill)
     }
   };
   if (cfg.raw) {
