@@ -130,6 +130,7 @@ int main(int argc, char** argv) {
     solgemm::kernels::StreamView sv;
     sv.w = static_cast<const __nv_bfloat16*>(dw);
     sv.packed = pv;
+    if (const char* e = std::getenv("TUNE_STREAM_DIAG")) sv.diag = std::atoi(e);  // (wrong output: timeline only)
     sv.n = sh.n;
     sv.k = sh.k;
     sv.ws = sws;
@@ -158,7 +159,7 @@ int main(int argc, char** argv) {
       }
       CK(cudaMemcpy(o.data(), out, n_out * 2, cudaMemcpyDeviceToHost));
       const double rd = rel_diff(o, ref16);
-      if (!(rd < 1e-2)) {
+      if (!(rd < 1e-2) && sv.diag == 0) {
         row += fmt::format("{}{}: wrong output (rel diff {:.3e})", row.empty() ? "" : "; ", tag, rd);
         continue;
       }

@@ -78,6 +78,7 @@ struct StreamArgs {
   float* ws;        // partials: (row block, split index) -> BN x BM floats, token-major
   unsigned long long* cnt;  // this split's arrival counters, one per row block
   unsigned long long* trace;
+  int diag;  // bench only (StreamView::diag): 1 = consumers skip decode and wgmma, 2 = skip the wgmmas
 };
 
 __device__ __forceinline__ void stamp(unsigned long long* trace, int i) {
@@ -212,6 +213,10 @@ __global__ void __launch_bounds__(C::kThreads, 1)
       const int s = it % C::kStages, nb = min(C::kKB, n_iter - it * C::kKB);
       family::mbar_wait(family::smem_u32(&full[s]), static_cast<uint32_t>((it / C::kStages) & 1));
       const uint32_t st = smem0 + s * C::kStageBytes;
+      if (a.diag == 1) {
+        if (lane == 0) family::mbar_arrive(family::smem_u32(&empty[s]));
+        continue;
+      }
       uint32_t af[2][C::kKB][4][4];
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
@@ -241,6 +246,16 @@ __global__ void __launch_bounds__(C::kThreads, 1)
             }
           }
         }
+      }
+      if (a.diag == 2) {
+#pragma unroll
+        for (int b = 0; b < C::kKB; ++b)
+#pragma unroll
+          for (int kk = 0; kk < 4; ++kk)
+#pragma unroll
+            for (int j = 0; j < 4; ++j) acc[0][(b * 16 + kk * 4 + j) % C::kAcc] += __uint_as_float(af[0][b][kk][j] ^ af[1][b][kk][j]);
+        if (lane == 0) family::mbar_arrive(family::smem_u32(&empty[s]));
+        continue;
       }
       wgmma_fence();
 #pragma unroll
@@ -408,6 +423,7 @@ void launch_chunks(int split, const StreamView& w, const __nv_bfloat16* x, int64
   args.ws = w.ws.ws;
   args.cnt = split > 1 ? w.ws.cnt + static_cast<int64_t>(split - 2) * w.ws.row_blocks : nullptr;  // this split's
   args.trace = w.trace;
+  args.diag = w.diag;
   for (int64_t t0 = 0; t0 < m; t0 += C::kBN) {
     args.m = std::min<int64_t>(C::kBN, m - t0);
     args.out = out + t0 * rows;
