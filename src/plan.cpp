@@ -197,7 +197,7 @@ Plan plan_stream(const Shape& s, int64_t m) {
   Plan p;
   p.kernel = Kernel::stream;
   int tok = 8;
-  while (tok < m && tok < 64) tok *= 2;  // (packed: chunks of 64 tokens past 64, kernels/stream.cu)
+  while (tok < m && tok < 128) tok *= 2;  // (packed: chunks of 128 tokens, kernels/stream.cu)
   const int split = stream_split(s);
   p.cfg = layout_config(split, 8, 2, static_cast<int>(((s.k + 63) / 64 + split - 1) / split), tok / 8);
   p.cfg.warps = 9;

@@ -50,9 +50,9 @@ struct StreamCfg {
   static constexpr int kThreads = kConsumers + 32;     // + the producer warp
   static constexpr int kBBox = kBN * 128;              // x: kBN tokens x 64 k
   static constexpr int kGroup = kSrc == kP12 ? format::kBytes12 : format::kBytes16;  // packed: one row tile's group
-  // raw: per step its W box (128 rows x 64 k) then its x box; packed: the kKB x boxes, then per row tile its kKB
-  // groups (contiguous in the packed layout: one bulk copy).
-  static constexpr int kABox = kSrc == kRaw ? kBM * 128 : 0;
+  // Per 64-k step its A box (128 rows x 64 k, 128B-swizzled: raw by TMA, packed decoded there by the consumers)
+  // and its x box; packed: then per row tile its kKB groups (contiguous in the packed layout: one bulk copy).
+  static constexpr int kABox = kBM * 128;
   static constexpr int kStepBytes = kABox + kBBox;
   static constexpr int kWBytes = kSrc == kRaw ? 0 : 8 * kKB * kGroup;
   static constexpr int kStageBytes = kKB * kStepBytes + kWBytes;
@@ -78,7 +78,7 @@ struct StreamArgs {
   float* ws;        // partials: (row block, split index) -> BN x BM floats, token-major
   unsigned long long* cnt;  // this split's arrival counters, one per row block
   unsigned long long* trace;
-  int diag;  // bench only (StreamView::diag): 1 = consumers skip decode and wgmma, 2 = skip the wgmmas
+  int diag;  // bench only (StreamView::diag): 1 = the consumers of a packed source skip decode and wgmma
 };
 
 __device__ __forceinline__ void stamp(unsigned long long* trace, int i) {
@@ -107,7 +107,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
 #pragma unroll
     for (int s = 0; s < C::kStages; ++s) {
       family::mbar_init(family::smem_u32(&full[s]), 1);
-      family::mbar_init(family::smem_u32(&empty[s]), C::kSrc == kRaw ? 8 : 4);  // one arrival per consuming warp
+      family::mbar_init(family::smem_u32(&empty[s]), C::kConsumers / 32);  // one arrival per consumer warp
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     if (split > 1) {  // where this launch's barrier opens (read before this CTA arrives; see stream_reduce)
@@ -133,10 +133,10 @@ __global__ void __launch_bounds__(C::kThreads, 1)
           }
         } else {
           family::mbar_arrive_expect_tx(bar, nb * (C::kBBox + 8 * C::kGroup));
-          for (int b = 0; b < nb; ++b) family::tma_2d(st + b * C::kBBox, &xmap, (g0 + b) * 64, 0, bar);
+          for (int b = 0; b < nb; ++b) family::tma_2d(st + b * C::kStepBytes + C::kABox, &xmap, (g0 + b) * 64, 0, bar);
           for (int w = 0; w < 8; ++w) {  // (row tiles past the matrix read the last one: their rows are never stored)
             const int64_t rt = min(static_cast<int64_t>(row_block) * 8 + w, a.row_tiles - 1);
-            family::bulk_g2s(st + C::kKB * C::kBBox + w * C::kKB * C::kGroup,
+            family::bulk_g2s(st + C::kKB * C::kStepBytes + w * C::kKB * C::kGroup,
                              a.data + (rt * a.k_steps + g0) * C::kGroup, nb * C::kGroup, bar);
           }
         }
@@ -144,154 +144,103 @@ __global__ void __launch_bounds__(C::kThreads, 1)
     return;  // (the reduction below needs no producer; its barriers are named by thread count)
   }
 
-  // Consumers. Raw source: both warpgroups work on every stage, warpgroup wg on rows [64 wg, 64 wg + 64) (A from
-  // the swizzled box). Packed sources: warpgroup wg takes the stages it, it + 2, ... (it = wg) for all 128 rows,
-  // its warp q decoding row tiles q and q + 4 into two accumulators, so that one warpgroup decodes while the other's
-  // wgmmas run (decode, wgmma and their completion are serial inside a warp: the A registers stay untouched while
-  // a wgmma may read them); the two warpgroups' sums are added after the loop, warpgroup 0's first.
-  const int wg = warp >> 2, wq = warp & 3;
-  constexpr int kHalves = C::kSrc == kRaw ? 1 : 2;
-  float acc[kHalves][C::kAcc];
+  // Consumers: warpgroup wg multiplies rows [64 wg, 64 wg + 64) of each step's A box by its x box (wgmma, both from
+  // shared memory; the wgmmas of a stage complete while the next stage is prepared). Packed sources: warp w first
+  // decodes row tile w's groups into the A box (the 128B-swizzled layout the raw source's TMA writes), then its
+  // warpgroup meets at a named barrier.
+  const int wg = warp >> 2;
+  float acc[C::kAcc];
 #pragma unroll
-  for (int h = 0; h < kHalves; ++h)
-#pragma unroll
-    for (int i = 0; i < C::kAcc; ++i) acc[h][i] = 0.f;
-  if constexpr (C::kSrc == kRaw) {
-    for (int it = 0; it * C::kKB < n_iter; ++it) {
-      const int s = it % C::kStages, nb = min(C::kKB, n_iter - it * C::kKB);
-      family::mbar_wait(family::smem_u32(&full[s]), static_cast<uint32_t>((it / C::kStages) & 1));
-      const uint32_t st = smem0 + s * C::kStageBytes;
-      wgmma_fence();
-      for (int b = 0; b < nb; ++b) {
-        const uint32_t bx = st + b * C::kStepBytes;
-#pragma unroll
-        for (int kk = 0; kk < 4; ++kk)
-          wgmma_ss<C::kBN>(acc[0], sw128_desc(bx + wg * 64 * 128 + 32 * kk), sw128_desc(bx + C::kABox + 32 * kk));
-      }
-      wgmma_commit();
-      wgmma_wait<1>();  // the previous stage's wgmmas are done: its slot can be refilled
-      if (it > 0 && lane == 0) family::mbar_arrive(family::smem_u32(&empty[(it - 1) % C::kStages]));
-    }
-    wgmma_wait0();
-  } else {
-    // 12-bit: the exception bounds of this warp's two row tiles over the CTA's k range (blocks blk0 ..
-    // blk0 + nblk - 1) and, when they fit, the entries, fetched into shared memory once before the loop (all
-    // loads in flight together; a bounds load per block inside the loop cost a dependent global round trip).
-    __shared__ uint32_t exo[C::kSrc == kP12 ? 8 : 1][kExcBlocks + 1];
-    __shared__ uint32_t exe[C::kSrc == kP12 ? 8 : 1][kExcEntries];
-    const int blk0 = ks0 / format::kGroupsPerBlock;
-    const int nblk = (ks0 + n_iter - 1) / format::kGroupsPerBlock - blk0 + 1;
-    int64_t rt[2];
-    bool rt_ok[2], exc_shared[2] = {false, false};
-    uint32_t ex_first[2] = {0, 0};
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      rt[h] = static_cast<int64_t>(row_block) * 8 + wq + 4 * h;
-      rt_ok[h] = rt[h] < a.row_tiles;
-    }
-    if constexpr (C::kSrc == kP12) {
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int slot = wq + 4 * h;
-        if (rt_ok[h] && nblk <= kExcBlocks) {
-          for (int i = lane; i <= nblk; i += 32) exo[slot][i] = __ldg(a.exc_off + rt[h] * a.k_blocks + blk0 + i);
-          __syncwarp();
-          ex_first[h] = exo[slot][0];
-          const uint32_t cnt = exo[slot][nblk] - ex_first[h];
-          exc_shared[h] = true;
-          if (cnt <= kExcEntries)
-            for (uint32_t i = lane; i < cnt; i += 32) exe[slot][i] = __ldg(a.exc + ex_first[h] + i);
-          else
-            ex_first[h] = ~0u;  // entries stay in global memory
-          __syncwarp();
-        }
-      }
-    }
-    PackedView pv;
-    pv.base = a.base;
-    for (int it = wg; it * C::kKB < n_iter; it += 2) {
-      const int s = it % C::kStages, nb = min(C::kKB, n_iter - it * C::kKB);
-      family::mbar_wait(family::smem_u32(&full[s]), static_cast<uint32_t>((it / C::kStages) & 1));
-      const uint32_t st = smem0 + s * C::kStageBytes;
-      if (a.diag == 1) {
-        if (lane == 0) family::mbar_arrive(family::smem_u32(&empty[s]));
-        continue;
-      }
-      uint32_t af[2][C::kKB][4][4];
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int slot = wq + 4 * h;
-        const uint8_t* wst = smem + s * C::kStageBytes + C::kKB * C::kBBox + slot * C::kKB * C::kGroup;
-#pragma unroll
-        for (int b = 0; b < C::kKB; ++b) {
-          if (b >= nb) break;
-          GroupRegs<C::kSrc == kP12> regs;
-          regs.load_shared(wst + b * C::kGroup, lane);
-          regs.decode(pv, af[h][b]);
-          if constexpr (C::kSrc == kP12) {
-            const int g = ks0 + it * C::kKB + b, blk = g / format::kGroupsPerBlock;
-            uint32_t e0 = 0, e1 = 0;
-            if (exc_shared[h]) {
-              e0 = exo[slot][blk - blk0];
-              e1 = exo[slot][blk - blk0 + 1];
-            } else if (rt_ok[h]) {
-              e0 = __ldg(a.exc_off + rt[h] * a.k_blocks + blk);
-              e1 = __ldg(a.exc_off + rt[h] * a.k_blocks + blk + 1);
-            }
-            if (e1 > e0) {
-              if (ex_first[h] != ~0u)
-                patch_exceptions<true>(&exe[slot][0] - ex_first[h], e0, e1, g % format::kGroupsPerBlock, lane, af[h][b]);
-              else
-                patch_exceptions(a.exc, e0, e1, g % format::kGroupsPerBlock, lane, af[h][b]);
-            }
-          }
-        }
-      }
-      if (a.diag == 2) {
-#pragma unroll
-        for (int b = 0; b < C::kKB; ++b)
-#pragma unroll
-          for (int kk = 0; kk < 4; ++kk)
-#pragma unroll
-            for (int j = 0; j < 4; ++j) acc[0][(b * 16 + kk * 4 + j) % C::kAcc] += __uint_as_float(af[0][b][kk][j] ^ af[1][b][kk][j]);
-        if (lane == 0) family::mbar_arrive(family::smem_u32(&empty[s]));
-        continue;
-      }
-      wgmma_fence();
-#pragma unroll
-      for (int b = 0; b < C::kKB; ++b) {
-        if (b >= nb) break;
-#pragma unroll
-        for (int kk = 0; kk < 4; ++kk) {
-          const uint64_t xd = sw128_desc(st + b * C::kBBox + 32 * kk);
-          wgmma_rs<C::kBN>(acc[0], af[0][b][kk], xd);
-          wgmma_rs<C::kBN>(acc[1], af[1][b][kk], xd);
-        }
-      }
-      wgmma_commit();
-      wgmma_wait0();
-      if (lane == 0) family::mbar_arrive(family::smem_u32(&empty[s]));
-    }
-    // Warpgroup wg keeps rows [64 wg, 64 wg + 64): it hands its other half to the other warpgroup through the
-    // (now idle) ring and adds the other's half of its own rows, warpgroup 0's sum first.
-    asm volatile("bar.sync 1, %0;\n" ::"n"(C::kConsumers) : "memory");
-    float* xch = reinterpret_cast<float*>(smem);
-    const int t128 = tid & 127;
-#pragma unroll
-    for (int i = 0; i < C::kAcc; ++i) xch[(wg * C::kAcc + i) * 128 + t128] = wg == 0 ? acc[1][i] : acc[0][i];
-    asm volatile("bar.sync 1, %0;\n" ::"n"(C::kConsumers) : "memory");
-#pragma unroll
-    for (int i = 0; i < C::kAcc; ++i) {
-      const float other = xch[((1 - wg) * C::kAcc + i) * 128 + t128];
-      const float a0 = acc[0][i], a1 = acc[1][i];
-      acc[0][i] = wg == 0 ? a0 + other : other + a1;
+  for (int i = 0; i < C::kAcc; ++i) acc[i] = 0.f;
+  // 12-bit: the exception bounds of this warp's row tile over the CTA's k range (blocks blk0 .. blk0 + nblk - 1)
+  // and, when they fit, the entries, fetched into shared memory once before the loop (all loads in flight
+  // together; a bounds load per block inside the loop cost a dependent global round trip every four groups).
+  constexpr bool kP = C::kSrc != kRaw;
+  __shared__ uint32_t exo[C::kSrc == kP12 ? 8 : 1][kExcBlocks + 1];
+  __shared__ uint32_t exe[C::kSrc == kP12 ? 8 : 1][kExcEntries];
+  const int64_t my_rt = static_cast<int64_t>(row_block) * 8 + warp;
+  const bool rt_ok = my_rt < a.row_tiles;
+  const int blk0 = ks0 / format::kGroupsPerBlock;
+  const int nblk = (ks0 + n_iter - 1) / format::kGroupsPerBlock - blk0 + 1;
+  bool exc_shared = false;
+  uint32_t ex_first = 0;
+  if constexpr (C::kSrc == kP12) {
+    if (rt_ok && nblk <= kExcBlocks) {
+      for (int i = lane; i <= nblk; i += 32) exo[warp][i] = __ldg(a.exc_off + my_rt * a.k_blocks + blk0 + i);
+      __syncwarp();
+      ex_first = exo[warp][0];
+      const uint32_t cnt = exo[warp][nblk] - ex_first;
+      exc_shared = true;
+      if (cnt <= kExcEntries)
+        for (uint32_t i = lane; i < cnt; i += 32) exe[warp][i] = __ldg(a.exc + ex_first + i);
+      else
+        ex_first = ~0u;  // entries stay in global memory
+      __syncwarp();
     }
   }
+  PackedView pv;
+  pv.base = a.base;
+  const int g = lane >> 2, t4 = lane & 3;
+  for (int it = 0; it * C::kKB < n_iter; ++it) {
+    const int s = it % C::kStages, nb = min(C::kKB, n_iter - it * C::kKB);
+    family::mbar_wait(family::smem_u32(&full[s]), static_cast<uint32_t>((it / C::kStages) & 1));
+    const uint32_t st = smem0 + s * C::kStageBytes;
+    if (kP && a.diag == 1) {  // (bench: copies only)
+      if (lane == 0) family::mbar_arrive(family::smem_u32(&empty[s]));
+      continue;
+    }
+    if constexpr (kP) {
+      const uint8_t* wst = smem + s * C::kStageBytes + C::kKB * C::kStepBytes + warp * C::kKB * C::kGroup;
+      for (int b = 0; b < nb; ++b) {
+        uint32_t af[4][4];
+        GroupRegs<C::kSrc == kP12> regs;
+        regs.load_shared(wst + b * C::kGroup, lane);
+        regs.decode(pv, af);
+        if constexpr (C::kSrc == kP12) {
+          const int gi = ks0 + it * C::kKB + b, blk = gi / format::kGroupsPerBlock;
+          uint32_t e0 = 0, e1 = 0;
+          if (exc_shared) {
+            e0 = exo[warp][blk - blk0];
+            e1 = exo[warp][blk - blk0 + 1];
+          } else if (rt_ok) {
+            e0 = __ldg(a.exc_off + my_rt * a.k_blocks + blk);
+            e1 = __ldg(a.exc_off + my_rt * a.k_blocks + blk + 1);
+          }
+          if (e1 > e0) {
+            if (ex_first != ~0u)
+              patch_exceptions<true>(&exe[warp][0] - ex_first, e0, e1, gi % format::kGroupsPerBlock, lane, af);
+            else
+              patch_exceptions(a.exc, e0, e1, gi % format::kGroupsPerBlock, lane, af);
+          }
+        }
+        // Register (s, j) of the fragment = the BF16 pair at row 16 warp + g + 8 (j & 1), k = 16 s + 8 (j >> 1) +
+        // 2 t: 16-byte chunk 2 s + (j >> 1) of that row, byte 4 t; the 128B swizzle XORs the chunk with row & 7 = g.
+        uint8_t* abox = smem + s * C::kStageBytes + b * C::kStepBytes + (16 * warp + g) * 128 + 4 * t4;
+#pragma unroll
+        for (int kk = 0; kk < 4; ++kk)
+#pragma unroll
+          for (int j = 0; j < 4; ++j)
+            *reinterpret_cast<uint32_t*>(abox + 8 * (j & 1) * 128 + (((2 * kk + (j >> 1)) ^ g) << 4)) = af[kk][j];
+      }
+      asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // (wgmma reads through the async proxy)
+      asm volatile("bar.sync %0, 128;\n" ::"r"(2 + wg) : "memory");
+    }
+    wgmma_fence();
+    for (int b = 0; b < nb; ++b) {
+      const uint32_t bx = st + b * C::kStepBytes;
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk)
+        wgmma_ss<C::kBN>(acc, sw128_desc(bx + wg * 64 * 128 + 32 * kk), sw128_desc(bx + C::kABox + 32 * kk));
+    }
+    wgmma_commit();
+    wgmma_wait<1>();  // the previous stage's wgmmas are done: its slot can be refilled
+    if (it > 0 && lane == 0) family::mbar_arrive(family::smem_u32(&empty[(it - 1) % C::kStages]));
+  }
+  wgmma_wait0();
   if (a.trace && tid == 0) stamp(a.trace, 3);
 
   // Accumulator fragment (warp w of the warpgroup): n8 block i, reg 4i + q -> row 16 (w % 4) + g + 8 (q >> 1),
   // token 8i + 2t + (q & 1).
-  const int g = lane >> 2, t4 = lane & 3;
   const int r_base = wg * 64 + (warp & 3) * 16 + g;  // + 8 h
   if (split == 1) {
 #pragma unroll
@@ -300,7 +249,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
       for (int q = 0; q < 4; ++q) {
         const int64_t row = static_cast<int64_t>(row_block) * kBM + r_base + 8 * (q >> 1);
         const int tok = 8 * i + 2 * t4 + (q & 1);
-        if (row < a.rows && tok < a.m) a.out[tok * a.rows + row] = __float2bfloat16_rn(acc[0][4 * i + q]);
+        if (row < a.rows && tok < a.m) a.out[tok * a.rows + row] = __float2bfloat16_rn(acc[4 * i + q]);
       }
     return;
   }
@@ -314,7 +263,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
       const int tok = 8 * i + 2 * t4 + (q & 1);
-      if (tok < a.m) __stcg(mine + tok * kBM + r_base + 8 * (q >> 1), acc[0][4 * i + q]);
+      if (tok < a.m) __stcg(mine + tok * kBM + r_base + 8 * (q >> 1), acc[4 * i + q]);
     }
   // The consumers' barrier (named, 256 threads: the producer warp has left) orders every thread's stores before
   // thread 0 releases this CTA's arrival; then thread 0 polls until the row block's `split` CTAs have arrived.
@@ -483,8 +432,7 @@ void launch_stream(const Config& cfg, const StreamView& w, const __nv_bfloat16* 
   if (split > 1 && (w.ws.ws == nullptr || w.ws.cnt == nullptr || (rows + kBM - 1) / kBM > w.ws.row_blocks))
     throw Error("solgemm: stream kernel: no split-K workspace for this call (stream_ws_need at prepare)");
   // The compiled variants: tokens per CTA (8 .. 256: the next power of two of m) x 64-k steps per stage (cfg.wk:
-  // the raw source 2; packed 1 or 2). Packed sources stop at 64 tokens per CTA (chunks of 64 past it): each warp
-  // holds two accumulators (128 registers at 128 tokens: they spill).
+  // the raw source 2; packed 1 or 2 up to 64 tokens, 1 at 128; packed sources take 256 tokens as two chunks).
   const int bn = stream_tokens(m), kb = cfg.wk >= 4 ? 4 : cfg.wk >= 2 ? 2 : 1;
   auto go = [&](auto cfg_tag) {
     using C = decltype(cfg_tag);
@@ -496,7 +444,8 @@ void launch_stream(const Config& cfg, const StreamView& w, const __nv_bfloat16* 
       case 8: kb >= 2 ? go(StreamCfg<S, 8, 2>{}) : go(StreamCfg<S, 8, 1>{}); break;
       case 16: kb >= 2 ? go(StreamCfg<S, 16, 2>{}) : go(StreamCfg<S, 16, 1>{}); break;
       case 32: kb >= 2 ? go(StreamCfg<S, 32, 2>{}) : go(StreamCfg<S, 32, 1>{}); break;
-      default: kb >= 2 ? go(StreamCfg<S, 64, 2>{}) : go(StreamCfg<S, 64, 1>{}); break;  // (128 tokens spill)
+      case 64: kb >= 2 ? go(StreamCfg<S, 64, 2>{}) : go(StreamCfg<S, 64, 1>{}); break;
+      default: go(StreamCfg<S, 128, 1>{}); break;  // (256 tokens: the 12-bit decode spills; chunks of 128)
     }
   };
   if (cfg.raw) {
