@@ -13,6 +13,10 @@
 // in sequence when split_k == 1 or wk == 1, else the wk warps of each CTA first), so a shape may switch between
 // them with m and stay batch invariant (docs/kernels.md); the table names each layout's class.
 //
+// BF16 shapes also get one "stream" row per m: the stream family (raw BF16 weights by TMA into wgmma) at its plan
+// split and a few others, with cuBLAS and the vendor family timed in the same pass (TUNE_STREAM_ONLY=1 skips the
+// skinny sweep; TUNE_STREAM_SPLITS picks the splits; TUNE_TRACE=1 adds per-CTA timelines).
+//
 // Output: markdown on stdout, one table per shape (committed under docs/results/tuning/).
 // Usage: tune_plan [screen reps=15] [final reps=60] [m list, e.g. 1,8,16] [shape name]
 #include <cublas_v2.h>
@@ -114,8 +118,7 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&sws.ws, sws.ws_floats * 4));
   CK(cudaMalloc(&sws.cnt, sws.counters * 8));
   CK(cudaMemset(sws.cnt, 0, sws.counters * 8));
-  auto stream_row = [&](const ShapeSpec& sh, const void* dw, int m, const solgemm::kernels::VendorTable* table,
-                        const solgemm::kernels::PackedView& pv) {
+  auto stream_row = [&](const ShapeSpec& sh, const void* dw, int m, const solgemm::kernels::VendorTable* table) {
     const solgemm::Plan plan = solgemm::select_plan({sh.rows, sh.k, solgemm::Storage::packed12}, m, solgemm::Kernel::stream);
     const int64_t row_blocks = (sh.rows + 127) / 128, k_steps = (sh.k + 63) / 64;
     std::vector<int> splits = {plan.cfg.split_k};
@@ -129,25 +132,16 @@ int main(int argc, char** argv) {
     CK(cudaMemcpy(ref16.data(), ref, n_out * 2, cudaMemcpyDeviceToHost));
     solgemm::kernels::StreamView sv;
     sv.w = static_cast<const __nv_bfloat16*>(dw);
-    sv.packed = pv;
-    if (const char* e = std::getenv("TUNE_STREAM_DIAG")) sv.diag = std::atoi(e);  // (wrong output: timeline only)
     sv.n = sh.n;
     sv.k = sh.k;
     sv.ws = sws;
     sv.ws.row_blocks = (sh.n + 127) / 128;
-    std::vector<int> kbs = {plan.cfg.wk};
-    if (const char* e = std::getenv("TUNE_STREAM_KB")) kbs = int_list(e);  // 64-k boxes per stage
     std::string row;
     tm.reps = final_reps;
-    const bool with_raw = std::getenv("TUNE_STREAM_RAW") != nullptr;  // also the raw BF16 source
-    for (int tl = 0; tl < (with_raw ? 2 : 1); ++tl)
-    for (int kb : kbs)
     for (int sp : splits) {
       solgemm::Config c = plan.cfg;
       c.split_k = sp;
-      c.wk = kb;
-      c.raw = tl == 1;
-      const std::string tag = fmt::format("{}{}split {}", tl ? "raw " : "", kbs.size() > 1 ? fmt::format("kb{} ", kb) : "", sp);
+      const std::string tag = fmt::format("split {}", sp);
       auto go = [&] { solgemm::kernels::launch_stream(c, sv, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s); };
       CK(cudaMemset(out, 0xFF, n_out * 2));
       try {
@@ -159,7 +153,7 @@ int main(int argc, char** argv) {
       }
       CK(cudaMemcpy(o.data(), out, n_out * 2, cudaMemcpyDeviceToHost));
       const double rd = rel_diff(o, ref16);
-      if (!(rd < 1e-2) && sv.diag == 0) {
+      if (!(rd < 1e-2)) {
         row += fmt::format("{}{}: wrong output (rel diff {:.3e})", row.empty() ? "" : "; ", tag, rd);
         continue;
       }
@@ -254,7 +248,7 @@ int main(int argc, char** argv) {
     std::printf("| m | n_tiles | plan | plan layout us | best layouts us (K-order class) | best in the plan layout's "
                 "class | cuBLAS us | vendor us | fastest |\n|---|---|---|---|---|---|---|---|---|\n");
     for (int m : ms) {
-      if (!sh.hilo) stream_row(sh, dw, m, table.get(), pv);
+      if (!sh.hilo) stream_row(sh, dw, m, table.get());
       if (!sh.hilo && (m > 64 || stream_only)) continue;  // the skinny family serves m <= 64
       // The plan's layout: its own choice where it picks this family, else the family's layout when forced.
       solgemm::Plan plan = solgemm::select_plan({sh.rows, sh.k, storage}, m);

@@ -88,7 +88,6 @@ struct Weights::Impl {
   kernels::StreamView stream_view() const {
     kernels::StreamView v;
     v.w = static_cast<const __nv_bfloat16*>(raw.p);
-    v.packed = packed_view();
     v.n = n;
     v.k = k;
     v.ws = stream;
@@ -228,9 +227,9 @@ Weights Weights::prepare(const void* d_W, DType wt, int64_t n, int64_t k, cudaSt
                      need.counters};
     }
   }
-  // The stream family's workspace (BF16 weights): partials for any split and m <= max_m, counters zeroed once
-  // (they only ever grow, kernels/stream.cu).
-  if (wt == DType::bf16) {
+  // The stream family's workspace (BF16 weights; the plan table does not choose the family, so only when it is
+  // forced): partials for any split and m <= max_m, counters zeroed once (they only ever grow, kernels/stream.cu).
+  if (wt == DType::bf16 && impl->forced == Kernel::stream) {
     kernels::StreamWs need = kernels::stream_ws_need(n, opt.max_m);
     check_cuda(cudaMalloc(&impl->stream_ws.p, need.ws_floats * sizeof(float)), "prepare: stream workspace");
     impl->stream_ws.bytes = need.ws_floats * sizeof(float);

@@ -44,8 +44,8 @@ Config layout_config(int split_k, int rt_cta, int wk, int gpw, int n_tiles) {
 }
 
 std::string Config::str() const {
-  return fmt::format("split_k={} n_tiles={} warps={} rt_cta={} wk={} gpw={}{}", split_k, n_tiles, warps, rt_cta, wk,
-                     gpw, raw ? " raw" : "");
+  return fmt::format("split_k={} n_tiles={} warps={} rt_cta={} wk={} gpw={}", split_k, n_tiles, warps, rt_cta, wk,
+                     gpw);
 }
 
 std::string Plan::str() const { return fmt::format("{} [{}] ({})", to_string(kernel), cfg.str(), why); }
@@ -182,7 +182,7 @@ Plan plan_wide_hilo(const Shape& s, int64_t m) {
   return p;
 }
 
-// BF16 weights, any m: the stream family (packed code; Config::raw reads the raw copy). CTAs of 128 rows x the
+// BF16 weights (the raw copy every packed Weights keeps), any m: the stream family. CTAs of 128 rows x the
 // token tile (8, 16, ..., 256: the next power of two of m, chunks of 256 past it); K split so that row blocks x
 // split fill about one wave of 132 SMs (at most 16 ways, at least 2 64-k steps per CTA). The split depends on
 // the shape only (batch invariance over every m of the family).
@@ -197,12 +197,11 @@ Plan plan_stream(const Shape& s, int64_t m) {
   Plan p;
   p.kernel = Kernel::stream;
   int tok = 8;
-  while (tok < m && tok < 128) tok *= 2;  // (packed: chunks of 128 tokens, kernels/stream.cu)
+  while (tok < m && tok < 256) tok *= 2;
   const int split = stream_split(s);
-  p.cfg = layout_config(split, 8, 2, static_cast<int>(((s.k + 63) / 64 + split - 1) / split), tok / 8);
+  p.cfg = layout_config(split, 8, 1, static_cast<int>(((s.k + 63) / 64 + split - 1) / split), tok / 8);
   p.cfg.warps = 9;
-  p.why = "packed weights by bulk copies, x by TMA, decoded into wgmma: 128 rows x the token tile per CTA, K split to "
-          "fill the SMs once";
+  p.why = "raw BF16 weights by TMA into wgmma: 128 rows x the token tile per CTA, K split to fill the SMs once";
   return p;
 }
 

@@ -38,7 +38,6 @@ struct Config {
   int rt_cta = 1;        // row tiles per CTA
   int wk = 1;            // warps along K per CTA
   int gpw = 1;           // 64-k groups per warp
-  bool raw = false;      // stream family: read the raw BF16 copy (TMA boxes) instead of the packed code
   std::string str() const;
 };
 

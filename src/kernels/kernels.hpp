@@ -130,12 +130,10 @@ struct StreamWs {
   int64_t row_blocks = 0;            // of all N rows
 };
 struct StreamView {
-  const __nv_bfloat16* w = nullptr;  // the raw copy, N x K row-major (Config::raw)
-  PackedView packed;                 // the packed code (the default source)
+  const __nv_bfloat16* w = nullptr;  // the raw copy, N x K row-major
   int64_t n = 0, k = 0;
   StreamWs ws;
   unsigned long long* trace = nullptr;  // bench only: per-CTA timeline stamps; null in the library
-  int diag = 0;                         // bench only: parts switched off (kernels/stream.cu StreamArgs::diag)
 };
 int stream_tokens(int64_t m);                       // tokens per CTA for m (8, 16, ..., 256)
 StreamWs stream_ws_need(int64_t n, int64_t max_m);  // sizes (no pointers) for any split and m <= max_m

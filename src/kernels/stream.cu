@@ -23,10 +23,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <type_traits>
 
 #include "async_copy.cuh"
-#include "decode.cuh"
 #include "kernels.hpp"
 #include "wgmma.cuh"
 
@@ -34,32 +32,21 @@ namespace solgemm::kernels {
 namespace {
 
 constexpr int kBM = 128;  // weight rows per CTA (two warpgroups of 64)
-constexpr int kExcBlocks = 40;    // 12-bit: exception blocks (256 k) of a warp's k range held in shared memory
-constexpr int kExcEntries = 64;   // ... and exception entries
 
-// Weight sources: the raw BF16 copy (TMA boxes, A from shared memory) or the packed code (12 or 16 bits: one bulk
-// copy per row tile and stage, decoded by each warp into wgmma's register A).
-enum Src : int { kRaw = 0, kP12 = 12, kP16 = 16 };
-
-template <int kSrc_, int kBN_, int kKB_>
+template <int kBN_, int kKB_>
 struct StreamCfg {
-  static constexpr int kSrc = kSrc_;
   static constexpr int kBN = kBN_;                     // tokens per CTA (wgmma N)
-  static constexpr int kKB = kKB_;                     // 64-k steps per stage
+  static constexpr int kKB = kKB_;                     // 64-k steps per stage (each W row: 128 kKB bytes)
   static constexpr int kConsumers = 256;               // two warpgroups
   static constexpr int kThreads = kConsumers + 32;     // + the producer warp
+  static constexpr int kABox = kBM * 128;              // W: 128 rows x 64 k
   static constexpr int kBBox = kBN * 128;              // x: kBN tokens x 64 k
-  static constexpr int kGroup = kSrc == kP12 ? format::kBytes12 : format::kBytes16;  // packed: one row tile's group
-  // Per 64-k step its A box (128 rows x 64 k, 128B-swizzled: raw by TMA, packed decoded there by the consumers)
-  // and its x box; packed: then per row tile its kKB groups (contiguous in the packed layout: one bulk copy).
-  static constexpr int kABox = kBM * 128;
-  static constexpr int kStepBytes = kABox + kBBox;
-  static constexpr int kWBytes = kSrc == kRaw ? 0 : 8 * kKB * kGroup;
-  static constexpr int kStageBytes = kKB * kStepBytes + kWBytes;
+  static constexpr int kStepBytes = kABox + kBBox;     // one 64-k step: its W box, then its x box
+  static constexpr int kStageBytes = kKB * kStepBytes;
   static constexpr int kStages = (200 * 1024 / kStageBytes) < 12 ? 200 * 1024 / kStageBytes : 12;
   static constexpr int kSmem = kStages * kStageBytes + 1024;
   static constexpr int kAcc = kBN / 2;
-  static_assert(kStepBytes % 1024 == 0 && kStageBytes % 1024 == 0, "tiles stay 1024-byte aligned (128B swizzle)");
+  static_assert(kStepBytes % 1024 == 0, "tiles stay 1024-byte aligned (128B swizzle)");
   static_assert(kStages >= 2 && kSmem <= 227 * 1024, "shared memory");
 };
 
@@ -69,16 +56,9 @@ struct StreamArgs {
   int64_t rows;
   int k_steps;      // 64-k steps of K
   int split;
-  // packed sources: the groups, exception tables and base (PackedView)
-  const uint8_t* data;
-  const uint32_t* exc_off;
-  const uint32_t* exc;
-  int base;
-  int64_t row_tiles, k_blocks;
   float* ws;        // partials: (row block, split index) -> BN x BM floats, token-major
   unsigned long long* cnt;  // this split's arrival counters, one per row block
   unsigned long long* trace;
-  int diag;  // bench only (StreamView::diag): 1 = the consumers of a packed source skip decode and wgmma
 };
 
 __device__ __forceinline__ void stamp(unsigned long long* trace, int i) {
@@ -125,106 +105,25 @@ __global__ void __launch_bounds__(C::kThreads, 1)
         if (it >= C::kStages) family::mbar_wait(family::smem_u32(&empty[s]), static_cast<uint32_t>((it / C::kStages - 1) & 1));
         const uint32_t bar = family::smem_u32(&full[s]), st = smem0 + s * C::kStageBytes;
         const int g0 = ks0 + it * C::kKB;
-        if constexpr (C::kSrc == kRaw) {
-          family::mbar_arrive_expect_tx(bar, nb * C::kStepBytes);
-          for (int b = 0; b < nb; ++b) {
-            family::tma_2d(st + b * C::kStepBytes, &wmap, (g0 + b) * 64, row_block * kBM, bar);
-            family::tma_2d(st + b * C::kStepBytes + C::kABox, &xmap, (g0 + b) * 64, 0, bar);
-          }
-        } else {
-          family::mbar_arrive_expect_tx(bar, nb * (C::kBBox + 8 * C::kGroup));
-          for (int b = 0; b < nb; ++b) family::tma_2d(st + b * C::kStepBytes + C::kABox, &xmap, (g0 + b) * 64, 0, bar);
-          for (int w = 0; w < 8; ++w) {  // (row tiles past the matrix read the last one: their rows are never stored)
-            const int64_t rt = min(static_cast<int64_t>(row_block) * 8 + w, a.row_tiles - 1);
-            family::bulk_g2s(st + C::kKB * C::kStepBytes + w * C::kKB * C::kGroup,
-                             a.data + (rt * a.k_steps + g0) * C::kGroup, nb * C::kGroup, bar);
-          }
+        family::mbar_arrive_expect_tx(bar, nb * C::kStepBytes);
+        for (int b = 0; b < nb; ++b) {
+          family::tma_2d(st + b * C::kStepBytes, &wmap, (g0 + b) * 64, row_block * kBM, bar);
+          family::tma_2d(st + b * C::kStepBytes + C::kABox, &xmap, (g0 + b) * 64, 0, bar);
         }
       }
     return;  // (the reduction below needs no producer; its barriers are named by thread count)
   }
 
-  // Consumers: warpgroup wg multiplies rows [64 wg, 64 wg + 64) of each step's A box by its x box (wgmma, both from
-  // shared memory; the wgmmas of a stage complete while the next stage is prepared). Packed sources: warp w first
-  // decodes row tile w's groups into the A box (the 128B-swizzled layout the raw source's TMA writes), then its
-  // warpgroup meets at a named barrier.
+  // Consumers: warpgroup wg multiplies rows [64 wg, 64 wg + 64) of each step's W box by its x box; a stage's
+  // wgmmas complete while the next stage's are issued.
   const int wg = warp >> 2;
   float acc[C::kAcc];
 #pragma unroll
   for (int i = 0; i < C::kAcc; ++i) acc[i] = 0.f;
-  // 12-bit: the exception bounds of this warp's row tile over the CTA's k range (blocks blk0 .. blk0 + nblk - 1)
-  // and, when they fit, the entries, fetched into shared memory once before the loop (all loads in flight
-  // together; a bounds load per block inside the loop cost a dependent global round trip every four groups).
-  constexpr bool kP = C::kSrc != kRaw;
-  __shared__ uint32_t exo[C::kSrc == kP12 ? 8 : 1][kExcBlocks + 1];
-  __shared__ uint32_t exe[C::kSrc == kP12 ? 8 : 1][kExcEntries];
-  const int64_t my_rt = static_cast<int64_t>(row_block) * 8 + warp;
-  const bool rt_ok = my_rt < a.row_tiles;
-  const int blk0 = ks0 / format::kGroupsPerBlock;
-  const int nblk = (ks0 + n_iter - 1) / format::kGroupsPerBlock - blk0 + 1;
-  bool exc_shared = false;
-  uint32_t ex_first = 0;
-  if constexpr (C::kSrc == kP12) {
-    if (rt_ok && nblk <= kExcBlocks) {
-      for (int i = lane; i <= nblk; i += 32) exo[warp][i] = __ldg(a.exc_off + my_rt * a.k_blocks + blk0 + i);
-      __syncwarp();
-      ex_first = exo[warp][0];
-      const uint32_t cnt = exo[warp][nblk] - ex_first;
-      exc_shared = true;
-      if (cnt <= kExcEntries)
-        for (uint32_t i = lane; i < cnt; i += 32) exe[warp][i] = __ldg(a.exc + ex_first + i);
-      else
-        ex_first = ~0u;  // entries stay in global memory
-      __syncwarp();
-    }
-  }
-  PackedView pv;
-  pv.base = a.base;
-  const int g = lane >> 2, t4 = lane & 3;
   for (int it = 0; it * C::kKB < n_iter; ++it) {
     const int s = it % C::kStages, nb = min(C::kKB, n_iter - it * C::kKB);
     family::mbar_wait(family::smem_u32(&full[s]), static_cast<uint32_t>((it / C::kStages) & 1));
     const uint32_t st = smem0 + s * C::kStageBytes;
-    if (kP && a.diag == 1) {  // (bench: copies only)
-      if (lane == 0) family::mbar_arrive(family::smem_u32(&empty[s]));
-      continue;
-    }
-    if constexpr (kP) {
-      const uint8_t* wst = smem + s * C::kStageBytes + C::kKB * C::kStepBytes + warp * C::kKB * C::kGroup;
-      for (int b = 0; b < nb; ++b) {
-        uint32_t af[4][4];
-        GroupRegs<C::kSrc == kP12> regs;
-        regs.load_shared(wst + b * C::kGroup, lane);
-        regs.decode(pv, af);
-        if constexpr (C::kSrc == kP12) {
-          const int gi = ks0 + it * C::kKB + b, blk = gi / format::kGroupsPerBlock;
-          uint32_t e0 = 0, e1 = 0;
-          if (exc_shared) {
-            e0 = exo[warp][blk - blk0];
-            e1 = exo[warp][blk - blk0 + 1];
-          } else if (rt_ok) {
-            e0 = __ldg(a.exc_off + my_rt * a.k_blocks + blk);
-            e1 = __ldg(a.exc_off + my_rt * a.k_blocks + blk + 1);
-          }
-          if (e1 > e0) {
-            if (ex_first != ~0u)
-              patch_exceptions<true>(&exe[warp][0] - ex_first, e0, e1, gi % format::kGroupsPerBlock, lane, af);
-            else
-              patch_exceptions(a.exc, e0, e1, gi % format::kGroupsPerBlock, lane, af);
-          }
-        }
-        // Register (s, j) of the fragment = the BF16 pair at row 16 warp + g + 8 (j & 1), k = 16 s + 8 (j >> 1) +
-        // 2 t: 16-byte chunk 2 s + (j >> 1) of that row, byte 4 t; the 128B swizzle XORs the chunk with row & 7 = g.
-        uint8_t* abox = smem + s * C::kStageBytes + b * C::kStepBytes + (16 * warp + g) * 128 + 4 * t4;
-#pragma unroll
-        for (int kk = 0; kk < 4; ++kk)
-#pragma unroll
-          for (int j = 0; j < 4; ++j)
-            *reinterpret_cast<uint32_t*>(abox + 8 * (j & 1) * 128 + (((2 * kk + (j >> 1)) ^ g) << 4)) = af[kk][j];
-      }
-      asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // (wgmma reads through the async proxy)
-      asm volatile("bar.sync %0, 128;\n" ::"r"(2 + wg) : "memory");
-    }
     wgmma_fence();
     for (int b = 0; b < nb; ++b) {
       const uint32_t bx = st + b * C::kStepBytes;
@@ -241,6 +140,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
 
   // Accumulator fragment (warp w of the warpgroup): n8 block i, reg 4i + q -> row 16 (w % 4) + g + 8 (q >> 1),
   // token 8i + 2t + (q & 1).
+  const int g = lane >> 2, t4 = lane & 3;
   const int r_base = wg * 64 + (warp & 3) * 16 + g;  // + 8 h
   if (split == 1) {
 #pragma unroll
@@ -356,23 +256,14 @@ void launch_chunks(int split, const StreamView& w, const __nv_bfloat16* x, int64
     throw Error(fmt::format("solgemm: stream kernel: split-K workspace too small ({} floats needed, {} allocated)",
                             row_blocks * split * kBM * C::kBN, w.ws.ws_floats));
   const int64_t k_steps = (w.k + 63) / 64;
-  // (packed sources: a map of x stands in for W's, never used)
-  const CUtensorMap wmap = C::kSrc == kRaw ? bf16_tensor_map(w.w, w.k, rows, 64, kBM, "stream kernel: W")
-                                           : bf16_tensor_map(x, w.k, 1, 64, 8, "stream kernel: x");
+  const CUtensorMap wmap = bf16_tensor_map(w.w, w.k, rows, 64, kBM, "stream kernel: W");
   StreamArgs args{};
   args.rows = rows;
   args.k_steps = static_cast<int>(k_steps);
   args.split = split;
-  args.data = w.packed.data;
-  args.exc_off = w.packed.exc_off;
-  args.exc = w.packed.exc;
-  args.base = w.packed.base;
-  args.row_tiles = w.packed.row_tiles;
-  args.k_blocks = w.packed.k_blocks;
   args.ws = w.ws.ws;
   args.cnt = split > 1 ? w.ws.cnt + static_cast<int64_t>(split - 2) * w.ws.row_blocks : nullptr;  // this split's
   args.trace = w.trace;
-  args.diag = w.diag;
   for (int64_t t0 = 0; t0 < m; t0 += C::kBN) {
     args.m = std::min<int64_t>(C::kBN, m - t0);
     args.out = out + t0 * rows;
@@ -427,40 +318,18 @@ void launch_stream(const Config& cfg, const StreamView& w, const __nv_bfloat16* 
   if (w.k % 8 != 0 || reinterpret_cast<uintptr_t>(x) % 16 != 0 || reinterpret_cast<uintptr_t>(w.w) % 16 != 0)
     throw Error(fmt::format("solgemm: stream kernel: K = {} not a multiple of 8 or x / W not 16-byte aligned "
                             "(TMA); the plan sends such calls to the vendor family", w.k));
-  if (!cfg.raw && (w.packed.data == nullptr || w.packed.k_groups != k_steps))
-    throw Error("solgemm: stream kernel: no packed weights (the raw source needs Config::raw)");
   if (split > 1 && (w.ws.ws == nullptr || w.ws.cnt == nullptr || (rows + kBM - 1) / kBM > w.ws.row_blocks))
     throw Error("solgemm: stream kernel: no split-K workspace for this call (stream_ws_need at prepare)");
-  // The compiled variants: tokens per CTA (8 .. 256: the next power of two of m) x 64-k steps per stage (cfg.wk:
-  // the raw source 2; packed 1 or 2 up to 64 tokens, 1 at 128; packed sources take 256 tokens as two chunks).
-  const int bn = stream_tokens(m), kb = cfg.wk >= 4 ? 4 : cfg.wk >= 2 ? 2 : 1;
-  auto go = [&](auto cfg_tag) {
-    using C = decltype(cfg_tag);
-    launch_chunks<C>(split, w, x, m, out, rows, stream);
-  };
-  auto packed = [&](auto src_tag) {
-    constexpr int S = decltype(src_tag)::value;
-    switch (bn) {
-      case 8: kb >= 2 ? go(StreamCfg<S, 8, 2>{}) : go(StreamCfg<S, 8, 1>{}); break;
-      case 16: kb >= 2 ? go(StreamCfg<S, 16, 2>{}) : go(StreamCfg<S, 16, 1>{}); break;
-      case 32: kb >= 2 ? go(StreamCfg<S, 32, 2>{}) : go(StreamCfg<S, 32, 1>{}); break;
-      case 64: kb >= 2 ? go(StreamCfg<S, 64, 2>{}) : go(StreamCfg<S, 64, 1>{}); break;
-      default: go(StreamCfg<S, 128, 1>{}); break;  // (256 tokens: the 12-bit decode spills; chunks of 128)
-    }
-  };
-  if (cfg.raw) {
-    switch (bn) {
-      case 8: go(StreamCfg<kRaw, 8, 2>{}); break;
-      case 16: go(StreamCfg<kRaw, 16, 2>{}); break;
-      case 32: go(StreamCfg<kRaw, 32, 2>{}); break;
-      case 64: go(StreamCfg<kRaw, 64, 2>{}); break;
-      case 128: go(StreamCfg<kRaw, 128, 2>{}); break;
-      default: go(StreamCfg<kRaw, 256, 1>{}); break;
-    }
-  } else if (w.packed.bits12) {
-    packed(std::integral_constant<int, kP12>{});
-  } else {
-    packed(std::integral_constant<int, kP16>{});
+  // The compiled variants: tokens per CTA (8 .. 256: the next power of two of m; chunks of 256 past it) x two 64-k
+  // steps per stage (one at 256 tokens: shared memory). Two steps per stage measured 0.3-1.4 us faster than one
+  // or four (perf-notes step 58).
+  switch (stream_tokens(m)) {
+    case 8: launch_chunks<StreamCfg<8, 2>>(split, w, x, m, out, rows, stream); break;
+    case 16: launch_chunks<StreamCfg<16, 2>>(split, w, x, m, out, rows, stream); break;
+    case 32: launch_chunks<StreamCfg<32, 2>>(split, w, x, m, out, rows, stream); break;
+    case 64: launch_chunks<StreamCfg<64, 2>>(split, w, x, m, out, rows, stream); break;
+    case 128: launch_chunks<StreamCfg<128, 2>>(split, w, x, m, out, rows, stream); break;
+    default: launch_chunks<StreamCfg<256, 1>>(split, w, x, m, out, rows, stream); break;
   }
 }
 
