@@ -118,8 +118,7 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&sws.ws, sws.ws_floats * 4));
   CK(cudaMalloc(&sws.cnt, sws.counters * 8));
   CK(cudaMemset(sws.cnt, 0, sws.counters * 8));
-  auto stream_row = [&](const ShapeSpec& sh, const void* dw, int m, const solgemm::kernels::VendorTable* table,
-                        const solgemm::kernels::PackedView& pv) {
+  auto stream_row = [&](const ShapeSpec& sh, const void* dw, int m, const solgemm::kernels::VendorTable* table) {
     const solgemm::Plan plan = solgemm::select_plan({sh.rows, sh.k, solgemm::Storage::packed12}, m, solgemm::Kernel::stream);
     const int64_t row_blocks = (sh.rows + 127) / 128, k_steps = (sh.k + 63) / 64;
     std::vector<int> splits = {plan.cfg.split_k};
@@ -139,13 +138,10 @@ int main(int argc, char** argv) {
     sv.ws.row_blocks = (sh.n + 127) / 128;
     std::string row;
     tm.reps = final_reps;
-    const bool with_packed = std::getenv("TUNE_STREAM_PACKED") != nullptr && m <= 32;  // (experiment)
-    for (int pk = 0; pk < (with_packed ? 2 : 1); ++pk)
     for (int sp : splits) {
       solgemm::Config c = plan.cfg;
       c.split_k = sp;
-      sv.packed = pk ? pv : solgemm::kernels::PackedView{};
-      const std::string tag = fmt::format("{}split {}", pk ? "packed " : "", sp);
+      const std::string tag = fmt::format("split {}", sp);
       auto go = [&] { solgemm::kernels::launch_stream(c, sv, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s); };
       CK(cudaMemset(out, 0xFF, n_out * 2));
       try {
@@ -252,7 +248,7 @@ int main(int argc, char** argv) {
     std::printf("| m | n_tiles | plan | plan layout us | best layouts us (K-order class) | best in the plan layout's "
                 "class | cuBLAS us | vendor us | fastest |\n|---|---|---|---|---|---|---|---|---|\n");
     for (int m : ms) {
-      if (!sh.hilo) stream_row(sh, dw, m, table.get(), pv);
+      if (!sh.hilo) stream_row(sh, dw, m, table.get());
       if (!sh.hilo && (m > 64 || stream_only)) continue;  // the skinny family serves m <= 64
       // The plan's layout: its own choice where it picks this family, else the family's layout when forced.
       solgemm::Plan plan = solgemm::select_plan({sh.rows, sh.k, storage}, m);

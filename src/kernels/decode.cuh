@@ -74,12 +74,10 @@ struct GroupRegs<false> {
 
 // Replace the exception slots of one decoded 12-bit group (group `q` of its block, entries exc[e0 .. e1)) with
 // their exact BF16 bits. The list is almost always empty; the loop is warp-uniform, the owning lane writes.
-// kGeneric: `exc` may point into shared memory (the stream family's copy, offset so that exc[e] is entry e).
-template <bool kGeneric = false>
 __device__ __forceinline__ void patch_exceptions(const uint32_t* __restrict__ exc, uint32_t e0, uint32_t e1, int q,
                                                  int lane, uint32_t (&a)[4][4]) {
   for (uint32_t e = e0; e < e1; ++e) {
-    const uint32_t ent = kGeneric ? exc[e] : __ldg(exc + e);
+    const uint32_t ent = __ldg(exc + e);
     const decode::ExcSlot slot = decode::exc_slot(ent);
     if (slot.group_in_block != q || slot.lane != lane) continue;
 #pragma unroll

@@ -131,7 +131,6 @@ struct StreamWs {
 };
 struct StreamView {
   const __nv_bfloat16* w = nullptr;  // the raw copy, N x K row-major
-  PackedView packed;                 // experiment (bench): the packed code instead when data is set
   int64_t n = 0, k = 0;
   StreamWs ws;
   unsigned long long* trace = nullptr;  // bench only: per-CTA timeline stamps; null in the library

@@ -23,10 +23,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <type_traits>
 
 #include "async_copy.cuh"
-#include "decode.cuh"
 #include "kernels.hpp"
 #include "wgmma.cuh"
 
@@ -34,36 +32,22 @@ namespace solgemm::kernels {
 namespace {
 
 constexpr int kBM = 128;  // weight rows per CTA (two warpgroups of 64)
-constexpr int kFinal = 256;       // threads of the epilogue (warpgroups 0 and 1: 64 rows each)
-constexpr int kExcBlocks = 40;    // 12-bit: exception blocks (256 k) of a CTA's k range held in shared memory
-constexpr int kExcEntries = 64;   // ... and exception entries per row tile
 
-// Weight sources: the raw BF16 copy (TMA boxes, A from shared memory) or the packed code (12 or 16 bits: one bulk
-// copy per row tile and stage, decoded by each warp into wgmma's register A).
-enum Src : int { kRaw = 0, kP12 = 12, kP16 = 16 };
-
-template <int kSrc_, int kBN_, int kKB_, int kWG_>
+template <int kBN_, int kKB_>
 struct StreamCfg {
-  static constexpr int kSrc = kSrc_;
   static constexpr int kBN = kBN_;                     // tokens per CTA (wgmma N)
   static constexpr int kKB = kKB_;                     // 64-k steps per stage (each W row: 128 kKB bytes)
-  static constexpr int kWG = kWG_;                     // consumer warpgroups
-  static constexpr int kConsumers = 128 * kWG;
+  static constexpr int kConsumers = 256;               // two warpgroups
   static constexpr int kThreads = kConsumers + 32;     // + the producer warp
+  static constexpr int kABox = kBM * 128;              // W: 128 rows x 64 k
   static constexpr int kBBox = kBN * 128;              // x: kBN tokens x 64 k
-  static constexpr int kGroup = kSrc == kP12 ? format::kBytes12 : format::kBytes16;  // packed: a row tile's group
-  // raw: per step its W box (128 rows x 64 k) then its x box; packed: the kKB x boxes, then per row tile its kKB
-  // groups (contiguous in the packed layout: one bulk copy).
-  static constexpr int kABox = kSrc == kRaw ? kBM * 128 : 0;
-  static constexpr int kStepBytes = kABox + kBBox;
-  static constexpr int kWBytes = kSrc == kRaw ? 0 : 8 * kKB * kGroup;
-  static constexpr int kStageBytes = kKB * kStepBytes + kWBytes;
+  static constexpr int kStepBytes = kABox + kBBox;     // one 64-k step: its W box, then its x box
+  static constexpr int kStageBytes = kKB * kStepBytes;
   static constexpr int kStages = (200 * 1024 / kStageBytes) < 12 ? 200 * 1024 / kStageBytes : 12;
   static constexpr int kSmem = kStages * kStageBytes + 1024;
   static constexpr int kAcc = kBN / 2;
-  static_assert(kStepBytes % 1024 == 0 && kStageBytes % 1024 == 0, "tiles stay 1024-byte aligned (128B swizzle)");
+  static_assert(kStepBytes % 1024 == 0, "tiles stay 1024-byte aligned (128B swizzle)");
   static_assert(kStages >= 2 && kSmem <= 227 * 1024, "shared memory");
-  static_assert(kSrc == kRaw ? kWG == 2 : kWG * kBN * 512 <= kStages * kStageBytes, "the sums' exchange fits the ring");
 };
 
 struct StreamArgs {
@@ -72,12 +56,6 @@ struct StreamArgs {
   int64_t rows;
   int k_steps;      // 64-k steps of K
   int split;
-  // packed sources: the groups, exception tables and base (PackedView)
-  const uint8_t* data;
-  const uint32_t* exc_off;
-  const uint32_t* exc;
-  int base;
-  int64_t row_tiles, k_blocks;
   float* ws;        // partials: (row block, split index) -> BN x BM floats, token-major
   unsigned long long* cnt;  // this split's arrival counters, one per row block
   unsigned long long* trace;
@@ -109,7 +87,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
 #pragma unroll
     for (int s = 0; s < C::kStages; ++s) {
       family::mbar_init(family::smem_u32(&full[s]), 1);
-      family::mbar_init(family::smem_u32(&empty[s]), C::kSrc == kRaw ? 8 : 4);  // one arrival per consuming warp
+      family::mbar_init(family::smem_u32(&empty[s]), C::kConsumers / 32);  // one arrival per consumer warp
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     if (split > 1) {  // where this launch's barrier opens (read before this CTA arrives; see stream_reduce)
@@ -127,156 +105,37 @@ __global__ void __launch_bounds__(C::kThreads, 1)
         if (it >= C::kStages) family::mbar_wait(family::smem_u32(&empty[s]), static_cast<uint32_t>((it / C::kStages - 1) & 1));
         const uint32_t bar = family::smem_u32(&full[s]), st = smem0 + s * C::kStageBytes;
         const int g0 = ks0 + it * C::kKB;
-        if constexpr (C::kSrc == kRaw) {
-          family::mbar_arrive_expect_tx(bar, nb * C::kStepBytes);
-          for (int b = 0; b < nb; ++b) {
-            family::tma_2d(st + b * C::kStepBytes, &wmap, (g0 + b) * 64, row_block * kBM, bar);
-            family::tma_2d(st + b * C::kStepBytes + C::kABox, &xmap, (g0 + b) * 64, 0, bar);
-          }
-        } else {
-          family::mbar_arrive_expect_tx(bar, nb * (C::kBBox + 8 * C::kGroup));
-          for (int b = 0; b < nb; ++b) family::tma_2d(st + b * C::kBBox, &xmap, (g0 + b) * 64, 0, bar);
-          for (int w = 0; w < 8; ++w) {  // (row tiles past the matrix read the last one: their rows are never stored)
-            const int64_t rt = min(static_cast<int64_t>(row_block) * 8 + w, a.row_tiles - 1);
-            family::bulk_g2s(st + C::kKB * C::kBBox + w * C::kKB * C::kGroup,
-                             a.data + (rt * a.k_steps + g0) * C::kGroup, nb * C::kGroup, bar);
-          }
+        family::mbar_arrive_expect_tx(bar, nb * C::kStepBytes);
+        for (int b = 0; b < nb; ++b) {
+          family::tma_2d(st + b * C::kStepBytes, &wmap, (g0 + b) * 64, row_block * kBM, bar);
+          family::tma_2d(st + b * C::kStepBytes + C::kABox, &xmap, (g0 + b) * 64, 0, bar);
         }
       }
     return;  // (the reduction below needs no producer; its barriers are named by thread count)
   }
 
-  // Consumers. Raw source: both warpgroups work on every stage, warpgroup wg on rows [64 wg, 64 wg + 64) (A from
-  // the swizzled box), a stage's wgmmas completing while the next stage's are issued. Packed sources: warpgroup wg
-  // takes the stages wg, wg + kWG, ... for all 128 rows, its warp q decoding row tiles q and q + 4 into the
-  // register A of two accumulators (decode, wgmma and their completion are serial inside a warp: the A registers
-  // stay untouched while a wgmma may read them; the other warpgroups' stages overlap it); the warpgroups' sums are
-  // added after the loop in warpgroup order.
-  const int wg = warp >> 2, wq = warp & 3;
-  constexpr int kHalves = C::kSrc == kRaw ? 1 : 2;
-  float acc[kHalves][C::kAcc];
+  // Consumers: warpgroup wg multiplies rows [64 wg, 64 wg + 64) of each step's W box by its x box; a stage's
+  // wgmmas complete while the next stage's are issued.
+  const int wg = warp >> 2;
+  float acc[C::kAcc];
 #pragma unroll
-  for (int h = 0; h < kHalves; ++h)
+  for (int i = 0; i < C::kAcc; ++i) acc[i] = 0.f;
+  for (int it = 0; it * C::kKB < n_iter; ++it) {
+    const int s = it % C::kStages, nb = min(C::kKB, n_iter - it * C::kKB);
+    family::mbar_wait(family::smem_u32(&full[s]), static_cast<uint32_t>((it / C::kStages) & 1));
+    const uint32_t st = smem0 + s * C::kStageBytes;
+    wgmma_fence();
+    for (int b = 0; b < nb; ++b) {
+      const uint32_t bx = st + b * C::kStepBytes;
 #pragma unroll
-    for (int i = 0; i < C::kAcc; ++i) acc[h][i] = 0.f;
-  if constexpr (C::kSrc == kRaw) {
-    for (int it = 0; it * C::kKB < n_iter; ++it) {
-      const int s = it % C::kStages, nb = min(C::kKB, n_iter - it * C::kKB);
-      family::mbar_wait(family::smem_u32(&full[s]), static_cast<uint32_t>((it / C::kStages) & 1));
-      const uint32_t st = smem0 + s * C::kStageBytes;
-      wgmma_fence();
-      for (int b = 0; b < nb; ++b) {
-        const uint32_t bx = st + b * C::kStepBytes;
-#pragma unroll
-        for (int kk = 0; kk < 4; ++kk)
-          wgmma_ss<C::kBN>(acc[0], sw128_desc(bx + wg * 64 * 128 + 32 * kk), sw128_desc(bx + C::kABox + 32 * kk));
-      }
-      wgmma_commit();
-      wgmma_wait<1>();  // the previous stage's wgmmas are done: its slot can be refilled
-      if (it > 0 && lane == 0) family::mbar_arrive(family::smem_u32(&empty[(it - 1) % C::kStages]));
+      for (int kk = 0; kk < 4; ++kk)
+        wgmma_ss<C::kBN>(acc, sw128_desc(bx + wg * 64 * 128 + 32 * kk), sw128_desc(bx + C::kABox + 32 * kk));
     }
-    wgmma_wait0();
-  } else {
-    // 12-bit: the exception bounds of row tiles q, q + 4 over the CTA's k range (blocks blk0 .. blk0 + nblk - 1)
-    // and, when they fit, the entries, fetched into shared memory once before the loop by warpgroup 0.
-    __shared__ uint32_t exo[C::kSrc == kP12 ? 8 : 1][kExcBlocks + 1];
-    __shared__ uint32_t exe[C::kSrc == kP12 ? 8 : 1][kExcEntries];
-    __shared__ uint32_t ex_first[8];
-    const int blk0 = ks0 / format::kGroupsPerBlock;
-    const int nblk = (ks0 + n_iter - 1) / format::kGroupsPerBlock - blk0 + 1;
-    const bool exc_shared = nblk <= kExcBlocks;
-    int64_t rt[2];
-    bool rt_ok[2];
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      rt[h] = static_cast<int64_t>(row_block) * 8 + wq + 4 * h;
-      rt_ok[h] = rt[h] < a.row_tiles;
-    }
-    if constexpr (C::kSrc == kP12) {
-      if (wg == 0 && exc_shared)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int slot = wq + 4 * h;
-          if (!rt_ok[h]) continue;
-          for (int i = lane; i <= nblk; i += 32) exo[slot][i] = __ldg(a.exc_off + rt[h] * a.k_blocks + blk0 + i);
-          __syncwarp();
-          const uint32_t first = exo[slot][0], cnt = exo[slot][nblk] - first;
-          if (cnt <= kExcEntries)
-            for (uint32_t i = lane; i < cnt; i += 32) exe[slot][i] = __ldg(a.exc + first + i);
-          if (lane == 0) ex_first[slot] = cnt <= kExcEntries ? first : ~0u;  // ~0: entries stay in global memory
-          __syncwarp();
-        }
-      asm volatile("bar.sync 1, %0;\n" ::"n"(C::kConsumers) : "memory");
-    }
-    PackedView pv;
-    pv.base = a.base;
-    for (int it = wg; it * C::kKB < n_iter; it += C::kWG) {
-      const int s = it % C::kStages, nb = min(C::kKB, n_iter - it * C::kKB);
-      family::mbar_wait(family::smem_u32(&full[s]), static_cast<uint32_t>((it / C::kStages) & 1));
-      const uint32_t st = smem0 + s * C::kStageBytes;
-      uint32_t af[2][C::kKB][4][4];
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int slot = wq + 4 * h;
-        const uint8_t* wst = smem + s * C::kStageBytes + C::kKB * C::kBBox + slot * C::kKB * C::kGroup;
-#pragma unroll
-        for (int b = 0; b < C::kKB; ++b) {
-          if (b >= nb) break;
-          GroupRegs<C::kSrc == kP12> regs;
-          regs.load_shared(wst + b * C::kGroup, lane);
-          regs.decode(pv, af[h][b]);
-          if constexpr (C::kSrc == kP12) {
-            const int gi = ks0 + it * C::kKB + b, blk = gi / format::kGroupsPerBlock;
-            uint32_t e0 = 0, e1 = 0;
-            if (exc_shared) {
-              if (rt_ok[h]) e0 = exo[slot][blk - blk0], e1 = exo[slot][blk - blk0 + 1];
-            } else if (rt_ok[h]) {
-              e0 = __ldg(a.exc_off + rt[h] * a.k_blocks + blk);
-              e1 = __ldg(a.exc_off + rt[h] * a.k_blocks + blk + 1);
-            }
-            if (e1 > e0) {
-              if (exc_shared && ex_first[slot] != ~0u)
-                patch_exceptions<true>(&exe[slot][0] - ex_first[slot], e0, e1, gi % format::kGroupsPerBlock, lane, af[h][b]);
-              else
-                patch_exceptions(a.exc, e0, e1, gi % format::kGroupsPerBlock, lane, af[h][b]);
-            }
-          }
-        }
-      }
-      wgmma_fence();
-#pragma unroll
-      for (int b = 0; b < C::kKB; ++b) {
-        if (b >= nb) break;
-#pragma unroll
-        for (int kk = 0; kk < 4; ++kk) {
-          const uint64_t xd = sw128_desc(st + b * C::kBBox + 32 * kk);
-          wgmma_rs<C::kBN>(acc[0], af[0][b][kk], xd);
-          wgmma_rs<C::kBN>(acc[1], af[1][b][kk], xd);
-        }
-      }
-      wgmma_commit();
-      wgmma_wait0();
-      if (lane == 0) family::mbar_arrive(family::smem_u32(&empty[s]));
-    }
-    // The warpgroups' sums through the (now idle) ring: warpgroup h < 2 then holds rows [64 h, 64 h + 64), the
-    // sums added in warpgroup order; the others leave.
-    asm volatile("bar.sync 1, %0;\n" ::"n"(C::kConsumers) : "memory");
-    float* xch = reinterpret_cast<float*>(smem);
-    const int t128 = tid & 127;
-#pragma unroll
-    for (int h = 0; h < 2; ++h)
-#pragma unroll
-      for (int i = 0; i < C::kAcc; ++i) xch[((wg * 2 + h) * C::kAcc + i) * 128 + t128] = acc[h][i];
-    asm volatile("bar.sync 1, %0;\n" ::"n"(C::kConsumers) : "memory");
-    if (wg >= 2) return;
-#pragma unroll
-    for (int i = 0; i < C::kAcc; ++i) {
-      float sum = xch[((0 * 2 + wg) * C::kAcc + i) * 128 + t128];
-#pragma unroll
-      for (int w = 1; w < C::kWG; ++w) sum += xch[((w * 2 + wg) * C::kAcc + i) * 128 + t128];
-      acc[0][i] = sum;
-    }
+    wgmma_commit();
+    wgmma_wait<1>();  // the previous stage's wgmmas are done: its slot can be refilled
+    if (it > 0 && lane == 0) family::mbar_arrive(family::smem_u32(&empty[(it - 1) % C::kStages]));
   }
+  wgmma_wait0();
   if (a.trace && tid == 0) stamp(a.trace, 3);
 
   // Accumulator fragment (warp w of the warpgroup): n8 block i, reg 4i + q -> row 16 (w % 4) + g + 8 (q >> 1),
@@ -290,7 +149,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
       for (int q = 0; q < 4; ++q) {
         const int64_t row = static_cast<int64_t>(row_block) * kBM + r_base + 8 * (q >> 1);
         const int tok = 8 * i + 2 * t4 + (q & 1);
-        if (row < a.rows && tok < a.m) a.out[tok * a.rows + row] = __float2bfloat16_rn(acc[0][4 * i + q]);
+        if (row < a.rows && tok < a.m) a.out[tok * a.rows + row] = __float2bfloat16_rn(acc[4 * i + q]);
       }
     return;
   }
@@ -304,11 +163,11 @@ __global__ void __launch_bounds__(C::kThreads, 1)
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
       const int tok = 8 * i + 2 * t4 + (q & 1);
-      if (tok < a.m) __stcg(mine + tok * kBM + r_base + 8 * (q >> 1), acc[0][4 * i + q]);
+      if (tok < a.m) __stcg(mine + tok * kBM + r_base + 8 * (q >> 1), acc[4 * i + q]);
     }
   // The consumers' barrier (named, 256 threads: the producer warp has left) orders every thread's stores before
   // thread 0 releases this CTA's arrival; then thread 0 polls until the row block's `split` CTAs have arrived.
-  asm volatile("bar.sync 1, %0;\n" ::"n"(kFinal) : "memory");
+  asm volatile("bar.sync 1, %0;\n" ::"n"(C::kConsumers) : "memory");
   if (tid == 0) {
     if (a.trace) stamp(a.trace, 1);
     asm volatile("red.release.gpu.global.add.u64 [%0], 1;\n" ::"l"(arrive) : "memory");
@@ -317,7 +176,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
       asm volatile("ld.acquire.gpu.global.u64 %0, [%1];\n" : "=l"(v) : "l"(arrive) : "memory");
     } while (v < target);
   }
-  asm volatile("bar.sync 1, %0;\n" ::"n"(kFinal) : "memory");
+  asm volatile("bar.sync 1, %0;\n" ::"n"(C::kConsumers) : "memory");
   if (a.trace && tid == 0) stamp(a.trace, 2);
 
   // This CTA's share of the valid part of the tile (m tokens x BM rows, in float4s: 4 rows of one token), each
@@ -325,7 +184,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   const int nv = static_cast<int>(a.m) * (kBM / 4);
   const int b = static_cast<int>(static_cast<int64_t>(nv) * sidx / split);
   const int e = static_cast<int>(static_cast<int64_t>(nv) * (sidx + 1) / split);
-  for (int e4 = b + tid; e4 < e; e4 += kFinal) {
+  for (int e4 = b + tid; e4 < e; e4 += C::kConsumers) {
     const int off = 4 * e4;  // = tok * BM + r
     float4 sum = __ldcg(reinterpret_cast<const float4*>(ws + off));
     for (int s0 = 1; s0 < split; s0 += 8) {
@@ -354,7 +213,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
     }
   }
   if (a.trace) {
-    asm volatile("bar.sync 1, %0;\n" ::"n"(kFinal) : "memory");
+    asm volatile("bar.sync 1, %0;\n" ::"n"(C::kConsumers) : "memory");
     if (tid == 0) stamp(a.trace, 6);
   }
 }
@@ -397,9 +256,7 @@ void launch_chunks(int split, const StreamView& w, const __nv_bfloat16* x, int64
     throw Error(fmt::format("solgemm: stream kernel: split-K workspace too small ({} floats needed, {} allocated)",
                             row_blocks * split * kBM * C::kBN, w.ws.ws_floats));
   const int64_t k_steps = (w.k + 63) / 64;
-  // (packed sources: a map of x stands in for W's, never used)
-  const CUtensorMap wmap = C::kSrc == kRaw ? bf16_tensor_map(w.w, w.k, rows, 64, kBM, "stream kernel: W")
-                                           : bf16_tensor_map(x, w.k, 1, 64, 8, "stream kernel: x");
+  const CUtensorMap wmap = bf16_tensor_map(w.w, w.k, rows, 64, kBM, "stream kernel: W");
   StreamArgs args{};
   args.rows = rows;
   args.k_steps = static_cast<int>(k_steps);
@@ -407,12 +264,6 @@ void launch_chunks(int split, const StreamView& w, const __nv_bfloat16* x, int64
   args.ws = w.ws.ws;
   args.cnt = split > 1 ? w.ws.cnt + static_cast<int64_t>(split - 2) * w.ws.row_blocks : nullptr;  // this split's
   args.trace = w.trace;
-  args.data = w.packed.data;
-  args.exc_off = w.packed.exc_off;
-  args.exc = w.packed.exc;
-  args.base = w.packed.base;
-  args.row_tiles = w.packed.row_tiles;
-  args.k_blocks = w.packed.k_blocks;
   for (int64_t t0 = 0; t0 < m; t0 += C::kBN) {
     args.m = std::min<int64_t>(C::kBN, m - t0);
     args.out = out + t0 * rows;
@@ -472,28 +323,13 @@ void launch_stream(const Config& cfg, const StreamView& w, const __nv_bfloat16* 
   // The compiled variants: tokens per CTA (8 .. 256: the next power of two of m; chunks of 256 past it) x two 64-k
   // steps per stage (one at 256 tokens: shared memory). Two steps per stage measured 0.3-1.4 us faster than one
   // or four (perf-notes step 58).
-  const int bn = stream_tokens(m);
-  if (w.packed.data != nullptr) {  // (experiment: packed 12 / 16-bit source, 4 consumer warpgroups, <= 32 tokens)
-    if (w.packed.k_groups != k_steps) throw Error("solgemm: stream kernel: packed groups do not match K");
-    auto packed = [&](auto src_tag) {
-      constexpr int S = decltype(src_tag)::value;
-      switch (bn) {
-        case 8: launch_chunks<StreamCfg<S, 8, 1, 4>>(split, w, x, m, out, rows, stream); break;
-        case 16: launch_chunks<StreamCfg<S, 16, 1, 4>>(split, w, x, m, out, rows, stream); break;
-        default: launch_chunks<StreamCfg<S, 32, 1, 4>>(split, w, x, m, out, rows, stream); break;
-      }
-    };
-    if (w.packed.bits12) packed(std::integral_constant<int, kP12>{});
-    else packed(std::integral_constant<int, kP16>{});
-    return;
-  }
-  switch (bn) {
-    case 8: launch_chunks<StreamCfg<kRaw, 8, 2, 2>>(split, w, x, m, out, rows, stream); break;
-    case 16: launch_chunks<StreamCfg<kRaw, 16, 2, 2>>(split, w, x, m, out, rows, stream); break;
-    case 32: launch_chunks<StreamCfg<kRaw, 32, 2, 2>>(split, w, x, m, out, rows, stream); break;
-    case 64: launch_chunks<StreamCfg<kRaw, 64, 2, 2>>(split, w, x, m, out, rows, stream); break;
-    case 128: launch_chunks<StreamCfg<kRaw, 128, 2, 2>>(split, w, x, m, out, rows, stream); break;
-    default: launch_chunks<StreamCfg<kRaw, 256, 1, 2>>(split, w, x, m, out, rows, stream); break;
+  switch (stream_tokens(m)) {
+    case 8: launch_chunks<StreamCfg<8, 2>>(split, w, x, m, out, rows, stream); break;
+    case 16: launch_chunks<StreamCfg<16, 2>>(split, w, x, m, out, rows, stream); break;
+    case 32: launch_chunks<StreamCfg<32, 2>>(split, w, x, m, out, rows, stream); break;
+    case 64: launch_chunks<StreamCfg<64, 2>>(split, w, x, m, out, rows, stream); break;
+    case 128: launch_chunks<StreamCfg<128, 2>>(split, w, x, m, out, rows, stream); break;
+    default: launch_chunks<StreamCfg<256, 1>>(split, w, x, m, out, rows, stream); break;
   }
 }
 
