@@ -143,9 +143,6 @@ std::string describe(const VendorTable& t) {
 // best median ratio is kept if it beats the default by more than 2% (perf-notes step 54: the screen's single
 // fastest was often a lucky draw, which made the choice differ from one prepare to the next).
 std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_t n, int64_t k, cudaStream_t stream) {
-  // The heuristic's first 24 algorithms (8 until session 10: the pooler's m = 256 pick came and went between
-  // prepares, perf-notes step 54; more of the list gives the screen more chances at the verify batches).
-  constexpr int kHeuristicCandidates = 24;
   auto t = std::make_shared<VendorTable>();
   lt_check(cublasLtCreate(&t->lt), "create");
   int dev = 0;
@@ -282,9 +279,9 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
       const uint32_t mask = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;  // or none: FP32 partials, deterministic
       cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
       cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &mask, sizeof(mask));
-      cublasLtMatmulHeuristicResult_t cand[kHeuristicCandidates];
+      cublasLtMatmulHeuristicResult_t cand[8];
       int found = 0;
-      cublasLtMatmulAlgoGetHeuristic(t->lt, p.op, p.a, p.b, p.c, p.c, pref, kHeuristicCandidates, cand, &found);
+      cublasLtMatmulAlgoGetHeuristic(t->lt, p.op, p.a, p.b, p.c, p.c, pref, 8, cand, &found);
       cublasLtMatmulPreferenceDestroy(pref);
       // Screen: every candidate's median of 9; those faster than the default at all, fastest first.
       struct Screened {
