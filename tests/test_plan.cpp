@@ -55,6 +55,9 @@ TEST(Plan, CoversEveryLayerAtEveryM) {
           EXPECT_TRUE(l.storage == solgemm::Storage::packed12 || l.storage == solgemm::Storage::packed16 ||
                       l.storage == solgemm::Storage::hilo);
           break;
+        case solgemm::Kernel::stream:
+          ADD_FAILURE() << "the plan table does not choose the stream family (forced only)";
+          break;
       }
     }
   }
@@ -71,6 +74,8 @@ TEST(Plan, ForcedFamilies) {
   EXPECT_THROW(solgemm::select_plan(packed, 65, solgemm::Kernel::skinny), solgemm::Error);
   EXPECT_THROW(solgemm::select_plan(packed, 1, solgemm::Kernel::router), solgemm::Error);
   EXPECT_EQ(solgemm::kernel_from_string("wide"), solgemm::Kernel::wide);
+  EXPECT_EQ(solgemm::kernel_from_string("stream"), solgemm::Kernel::stream);
+  EXPECT_THROW(solgemm::select_plan({256, 8192, solgemm::Storage::hilo}, 8, solgemm::Kernel::stream), solgemm::Error);
   try {
     solgemm::kernel_from_string("fast");
     FAIL() << "no error for an unknown family";
@@ -175,6 +180,36 @@ TEST(Plan, SkinnyRanges) {
   EXPECT_EQ(solgemm::select_plan({8192, 4096, solgemm::Storage::packed12}, 2).cfg.split_k, 1);
   for (int64_t m : {1, 8, 16, 32})
     EXPECT_EQ(solgemm::select_plan({8192, 1024, solgemm::Storage::packed12}, m).kernel, solgemm::Kernel::vendor);
+}
+
+}  // namespace
+
+namespace {
+
+// The stream family (forced): the split depends on the shape only (batch invariance), fills at most one wave of
+// 132 SMs with at least two 64-k steps per CTA, and the token tile is the next power of two of m up to 256.
+TEST(Plan, StreamSplitPerShape) {
+  struct S {
+    int64_t rows, k;
+  };
+  for (const S& sh : {S{2304, 8192}, S{8192, 1024}, S{4096, 8192}, S{8192, 4096}, S{1024, 4096}, S{64, 128}, S{1000, 1000}}) {
+    const solgemm::Shape shape{sh.rows, sh.k, solgemm::Storage::packed12};
+    const int split = solgemm::select_plan(shape, 1, solgemm::Kernel::stream).cfg.split_k;
+    const int64_t row_blocks = (sh.rows + 127) / 128, k_steps = (sh.k + 63) / 64;
+    EXPECT_GE(split, 1);
+    EXPECT_LE(split, 16);
+    EXPECT_LE(row_blocks * split, std::max<int64_t>(132, row_blocks));
+    EXPECT_TRUE(split == 1 || 2 * split <= k_steps) << sh.rows << "x" << sh.k;
+    for (int64_t m : {1, 5, 8, 9, 16, 32, 33, 64, 100, 128, 200, 256, 257, 4096}) {
+      const solgemm::Plan p = solgemm::select_plan(shape, m, solgemm::Kernel::stream);
+      SCOPED_TRACE(testing::Message() << sh.rows << "x" << sh.k << " m=" << m << " " << p.str());
+      EXPECT_EQ(p.kernel, solgemm::Kernel::stream);
+      EXPECT_EQ(p.cfg.split_k, split);
+      int tok = 8;
+      while (tok < m && tok < 256) tok *= 2;
+      EXPECT_EQ(8 * p.cfg.n_tiles, tok);
+    }
+  }
 }
 
 }  // namespace

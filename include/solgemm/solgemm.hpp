@@ -39,7 +39,7 @@ struct PrepareOptions {
                                             // new shape; later matrices of that shape reuse the choice)
   int max_m = 4096;                         // largest m run() will be called with (sizes any workspace)
   // "" = the plan table chooses the kernel family per call; a family's name ("reference", "skinny", "wide",
-  // "vendor", "router") forces it for every call it can serve (tests, experiments, the judge's reference run).
+  // "vendor", "router", "stream") forces it for every call it can serve (tests, experiments, the judge's reference run).
   std::string kernel;
 };
 
