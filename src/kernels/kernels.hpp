@@ -25,11 +25,15 @@ struct RelaxedCapture {
   RelaxedCapture& operator=(const RelaxedCapture&) = delete;
 };
 
-// tensor_map.cpp: a TMA map of a row-major BF16 matrix (outer x inner, inner contiguous; inner * 2 bytes a multiple
+// launch_util.cpp: a TMA map of a row-major BF16 matrix (outer x inner, inner contiguous; inner * 2 bytes a multiple
 // of 16, base 16-byte aligned), boxes of box_outer x box_inner (box_inner * 2 = 128: the 128B swizzle), zero fill
 // outside the matrix. `who` names the caller in the error.
 CUtensorMap bf16_tensor_map(const void* base, int64_t inner, int64_t outer, int box_inner, int box_outer,
                             const char* who);
+// launch_util.cpp: raise a kernel's dynamic shared-memory limit (false on failure); CTAs of a kernel resident at
+// once on the current device (0 if the query fails). Both safe inside a stream capture (relaxed mode).
+bool set_dynamic_smem(const void* kernel, int bytes);
+int64_t resident_ctas(const void* kernel, int threads, int smem_bytes);
 
 // reference.cu: any storage that is raw (BF16 or FP32 weights, row-major N x K), any m, any rows.
 void launch_reference(DType wt, const void* W, const __nv_bfloat16* x, int64_t m, void* out, int64_t rows,

@@ -220,27 +220,14 @@ __global__ void __launch_bounds__(C::kThreads, 1)
 
 template <class C>
 void set_smem_attr() {
-  static const bool ok = [] {
-    RelaxedCapture relaxed;
-    return cudaFuncSetAttribute(stream_kernel<C>, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmem) ==
-           cudaSuccess;
-  }();
+  static const bool ok = set_dynamic_smem(reinterpret_cast<const void*>(stream_kernel<C>), C::kSmem);
   if (!ok) throw Error("solgemm: stream kernel: cannot set its shared-memory size");
 }
 
 // CTAs of this variant resident at once on the device (asked once).
 template <class C>
-int64_t resident_ctas() {
-  static const int64_t n = [] {
-    RelaxedCapture relaxed;
-    int dev = 0, sms = 0, per_sm = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, stream_kernel<C>, C::kThreads, C::kSmem) != cudaSuccess) {
-      cudaGetLastError();
-      return int64_t{0};
-    }
-    return static_cast<int64_t>(sms) * per_sm;
-  }();
+int64_t resident() {
+  static const int64_t n = resident_ctas(reinterpret_cast<const void*>(stream_kernel<C>), C::kThreads, C::kSmem);
   return n;
 }
 
@@ -251,7 +238,7 @@ void launch_chunks(int split, const StreamView& w, const __nv_bfloat16* x, int64
   const int64_t row_blocks = (rows + kBM - 1) / kBM;
   // The split-K barrier needs every CTA of the launch resident: a smaller GPU gets a smaller split (the same one
   // for every m of the shape on that device).
-  while (split > 1 && row_blocks * split > resident_ctas<C>()) --split;
+  while (split > 1 && row_blocks * split > resident<C>()) --split;
   if (split > 1 && static_cast<size_t>(row_blocks * split * kBM * C::kBN) > w.ws.ws_floats)
     throw Error(fmt::format("solgemm: stream kernel: split-K workspace too small ({} floats needed, {} allocated)",
                             row_blocks * split * kBM * C::kBN, w.ws.ws_floats));

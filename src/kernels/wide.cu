@@ -533,27 +533,14 @@ __global__ void __launch_bounds__(C::kThreads, 1)
 
 template <class C>
 void set_smem_attr() {
-  static const bool ok = [] {
-    RelaxedCapture relaxed;
-    return cudaFuncSetAttribute(wide_hilo_kernel<C>, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmem) ==
-           cudaSuccess;
-  }();
+  static const bool ok = set_dynamic_smem(reinterpret_cast<const void*>(wide_hilo_kernel<C>), C::kSmem);
   if (!ok) throw Error("solgemm: wide hi + lo kernel: cannot set its shared-memory size");
 }
 
-// CTAs of this kernel resident at once on the device (asked once).
+// CTAs of this variant resident at once on the device (asked once).
 template <class C>
-int64_t resident_ctas() {
-  static const int64_t n = [] {
-    RelaxedCapture relaxed;
-    int dev = 0, sms = 0, per_sm = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, wide_hilo_kernel<C>, C::kThreads, C::kSmem) != cudaSuccess) {
-      cudaGetLastError();
-      return int64_t{0};
-    }
-    return static_cast<int64_t>(sms) * per_sm;
-  }();
+int64_t resident() {
+  static const int64_t n = resident_ctas(reinterpret_cast<const void*>(wide_hilo_kernel<C>), C::kThreads, C::kSmem);
   return n;
 }
 
@@ -562,7 +549,7 @@ int64_t resident_ctas() {
 // association and output bits, for every m on one device).
 template <class C128, class C256>
 int hilo_split(int split, int64_t row_blocks) {
-  const int64_t cap = std::min(resident_ctas<C128>(), resident_ctas<C256>());
+  const int64_t cap = std::min(resident<C128>(), resident<C256>());
   while (split > 1 && row_blocks * split > cap) split /= 2;
   return split;
 }
@@ -574,7 +561,7 @@ void launch_hilo(const Config& cfg, const HiLoView& w, const __nv_bfloat16* x, i
   set_smem_attr<C256>();
   const int64_t row_blocks = (rows + 63) / 64;
   const int split = hilo_split<C128, C256>(cfg.split_k, row_blocks);
-  if (row_blocks * split > resident_ctas<C>())
+  if (row_blocks * split > resident<C>())
     throw Error(fmt::format("solgemm: wide hi + lo kernel: {} row blocks of 64 rows do not fit the GPU at once", row_blocks));
   Config used = cfg;
   used.split_k = split;

@@ -1,4 +1,5 @@
-// Host side of the TMA copies (wide and stream families): a 2-D BF16 tensor map, 128B swizzle, zero fill outside.
+// Host helpers of the TMA-fed families (wide, stream): a 2-D BF16 tensor map (128B swizzle, zero fill outside), a
+// kernel's dynamic shared-memory limit, and how many of its CTAs the device holds at once.
 #include <cuda.h>
 #include <cudaTypedefs.h>
 #include <fmt/format.h>
@@ -32,6 +33,22 @@ CUtensorMap bf16_tensor_map(const void* base, int64_t inner, int64_t outer, int 
     throw Error(fmt::format("solgemm: {}: cuTensorMapEncodeTiled failed ({}) for {} x {} (box {} x {})", who,
                             static_cast<int>(r), outer, inner, box_outer, box_inner));
   return map;
+}
+
+bool set_dynamic_smem(const void* kernel, int bytes) {
+  RelaxedCapture relaxed;
+  return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) == cudaSuccess;
+}
+
+int64_t resident_ctas(const void* kernel, int threads, int smem_bytes) {
+  RelaxedCapture relaxed;
+  int dev = 0, sms = 0, per_sm = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem_bytes) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return static_cast<int64_t>(sms) * per_sm;
 }
 
 }  // namespace solgemm::kernels
