@@ -34,6 +34,35 @@ CUtensorMap bf16_tensor_map(const void* base, int64_t inner, int64_t outer, int 
 // once on the current device (0 if the query fails). Both safe inside a stream capture (relaxed mode).
 bool set_dynamic_smem(const void* kernel, int bytes);
 int64_t resident_ctas(const void* kernel, int threads, int smem_bytes);
+// A launch configuration of `grid` CTAs, cooperative (every CTA resident at once: the split-K barriers of the wide
+// and stream families) when asked. Not copyable (lc.attrs points into it).
+struct LaunchCfg {
+  cudaLaunchConfig_t lc{};
+  cudaLaunchAttribute attr[1]{};
+  LaunchCfg(int64_t grid, int threads, int smem_bytes, cudaStream_t stream, bool cooperative) {
+    lc.gridDim = dim3(static_cast<unsigned>(grid), 1, 1);
+    lc.blockDim = dim3(static_cast<unsigned>(threads), 1, 1);
+    lc.dynamicSmemBytes = static_cast<size_t>(smem_bytes);
+    lc.stream = stream;
+    attr[0].id = cudaLaunchAttributeCooperative;
+    attr[0].val.cooperative = 1;
+    lc.attrs = attr;
+    lc.numAttrs = cooperative ? 1 : 0;
+  }
+  LaunchCfg(const LaunchCfg&) = delete;
+  LaunchCfg& operator=(const LaunchCfg&) = delete;
+};
+// The same, once per kernel (cached): Kernel is a __global__ function, `who` names it in the error.
+template <auto Kernel, int kSmem>
+void ensure_dynamic_smem(const char* who) {
+  static const bool ok = set_dynamic_smem(reinterpret_cast<const void*>(Kernel), kSmem);
+  if (!ok) throw Error(std::string("solgemm: ") + who + ": cannot set its shared-memory size");
+}
+template <auto Kernel, int kThreads, int kSmem>
+int64_t resident_ctas_cached() {
+  static const int64_t n = resident_ctas(reinterpret_cast<const void*>(Kernel), kThreads, kSmem);
+  return n;
+}
 
 // reference.cu: any storage that is raw (BF16 or FP32 weights, row-major N x K), any m, any rows.
 void launch_reference(DType wt, const void* W, const __nv_bfloat16* x, int64_t m, void* out, int64_t rows,

@@ -220,15 +220,11 @@ __global__ void __launch_bounds__(C::kThreads, 1)
 
 template <class C>
 void set_smem_attr() {
-  static const bool ok = set_dynamic_smem(reinterpret_cast<const void*>(stream_kernel<C>), C::kSmem);
-  if (!ok) throw Error("solgemm: stream kernel: cannot set its shared-memory size");
+  ensure_dynamic_smem<stream_kernel<C>, C::kSmem>("stream kernel");
 }
-
-// CTAs of this variant resident at once on the device (asked once).
 template <class C>
 int64_t resident() {
-  static const int64_t n = resident_ctas(reinterpret_cast<const void*>(stream_kernel<C>), C::kThreads, C::kSmem);
-  return n;
+  return resident_ctas_cached<stream_kernel<C>, C::kThreads, C::kSmem>();
 }
 
 template <class C>
@@ -255,17 +251,8 @@ void launch_chunks(int split, const StreamView& w, const __nv_bfloat16* x, int64
     args.m = std::min<int64_t>(C::kBN, m - t0);
     args.out = out + t0 * rows;
     const CUtensorMap xmap = bf16_tensor_map(x + t0 * w.k, w.k, args.m, 64, C::kBN, "stream kernel: x");
-    cudaLaunchConfig_t lc{};
-    lc.gridDim = dim3(static_cast<unsigned>(row_blocks * split), 1, 1);
-    lc.blockDim = dim3(C::kThreads, 1, 1);
-    lc.dynamicSmemBytes = C::kSmem;
-    lc.stream = stream;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeCooperative;
-    attr[0].val.cooperative = 1;
-    lc.attrs = attr;
-    lc.numAttrs = split > 1 ? 1 : 0;
-    const cudaError_t e = cudaLaunchKernelEx(&lc, stream_kernel<C>, wmap, xmap, args);
+    const LaunchCfg lcfg(row_blocks * split, C::kThreads, C::kSmem, stream, split > 1);
+    const cudaError_t e = cudaLaunchKernelEx(&lcfg.lc, stream_kernel<C>, wmap, xmap, args);
     if (e != cudaSuccess)
       throw Error(fmt::format("solgemm: stream kernel launch (m={}, rows={}, split={}): {}", m, rows, split,
                               cudaGetErrorString(e)));

@@ -533,15 +533,11 @@ __global__ void __launch_bounds__(C::kThreads, 1)
 
 template <class C>
 void set_smem_attr() {
-  static const bool ok = set_dynamic_smem(reinterpret_cast<const void*>(wide_hilo_kernel<C>), C::kSmem);
-  if (!ok) throw Error("solgemm: wide hi + lo kernel: cannot set its shared-memory size");
+  ensure_dynamic_smem<wide_hilo_kernel<C>, C::kSmem>("wide hi + lo kernel");
 }
-
-// CTAs of this variant resident at once on the device (asked once).
 template <class C>
 int64_t resident() {
-  static const int64_t n = resident_ctas(reinterpret_cast<const void*>(wide_hilo_kernel<C>), C::kThreads, C::kSmem);
-  return n;
+  return resident_ctas_cached<wide_hilo_kernel<C>, C::kThreads, C::kSmem>();
 }
 
 // The split actually launched: the plan's, halved until a row block's CTAs of every row block are resident at once
@@ -579,17 +575,8 @@ void launch_hilo(const Config& cfg, const HiLoView& w, const __nv_bfloat16* x, i
   for (int64_t t0 = 0; t0 < m; t0 += C::kTok) {
     const int64_t mc = std::min<int64_t>(C::kTok, m - t0);
     const CUtensorMap xmap = bf16_tensor_map(x + t0 * w.k, w.k, mc, 64, C::kTok, "wide hi + lo kernel: x");
-    cudaLaunchConfig_t lc{};
-    lc.gridDim = dim3(static_cast<unsigned>(row_blocks * split), 1, 1);
-    lc.blockDim = dim3(C::kThreads, 1, 1);
-    lc.dynamicSmemBytes = C::kSmem;
-    lc.stream = stream;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeCooperative;
-    attr[0].val.cooperative = 1;
-    lc.attrs = attr;
-    lc.numAttrs = 1;
-    const cudaError_t e = cudaLaunchKernelEx(&lc, wide_hilo_kernel<C>, xmap, v, mc, out + t0 * rows, rows, split);
+    const LaunchCfg lcfg(row_blocks * split, C::kThreads, C::kSmem, stream, true);
+    const cudaError_t e = cudaLaunchKernelEx(&lcfg.lc, wide_hilo_kernel<C>, xmap, v, mc, out + t0 * rows, rows, split);
     if (e != cudaSuccess)
       throw Error(fmt::format("solgemm: wide hi + lo kernel launch (m={}, rows={}, split={}): {}", m, rows, split,
                               cudaGetErrorString(e)));
