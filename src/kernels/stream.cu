@@ -1,11 +1,16 @@
 // Stream family: the raw BF16 weights streamed by TMA into wgmma, any m (tuned for the judge's loads).
 //
 // Idea: a projection at m <= 256 is (nearly) a copy of W from HBM through the tensor cores. The copy engine
-// moves W the cheapest way there is: one thread issues a 2-D TMA box of 128 rows x 64 k (16 KB) per stage, the
-// swizzled tile is wgmma's A operand as it lands (no registers, no decode, no per-thread address arithmetic),
-// and x (B, the token tile: 8..256 tokens x 64 k) comes the same way from L2. With 4-11 stages in flight per SM
-// (100-200 KB) the memory system sees enough requests to stream at its rate. Weights are read at 16 bits (the
+// moves W the cheapest way there is: one thread issues 2-D TMA boxes of 128 rows x 64 k (16 KB; two per stage),
+// the swizzled tile is wgmma's A operand as it lands (no registers, no decode, no per-thread address arithmetic),
+// and x (B, the token tile: 8..256 tokens x 64 k) comes the same way from L2. With 3-5 stages in flight per SM
+// (~200 KB) the memory system sees enough requests to stream at its rate. Weights are read at 16 bits (the
 // stored copy every BF16 Weights keeps), so the floor is the BF16 bytes, not the 12-bit code's.
+//
+// Status (perf-notes steps 58-59): forced only. The main loop streams at about the ceiling's rate per SM, but the
+// CTAs of a static split finish 2-4 us apart and the reduction adds 1.3-4.4 us: 0.4-1.2 us behind the vendor
+// family at m = 32, further elsewhere. The 12-bit code as its source (decoded into wgmma's register A, or into the
+// shared-memory A box) was slower still.
 //
 //   CTA = 2 consumer warpgroups (64 rows each: wgmma m64nBNk16, BN = tokens per CTA) + 1 producer warp (TMA);
 //   BM = 128 weight rows x BN tokens x a K range; grid = row blocks x split (one launch per BN-token chunk).
