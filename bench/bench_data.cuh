@@ -80,6 +80,9 @@ inline solgemm::kernels::SplitWs split_workspace(size_t floats) {
   CK(cudaMalloc(&split.ws, split.ws_floats * 4));
   CK(cudaMalloc(&split.cnt, split.counters * 4));
   CK(cudaMemset(split.cnt, 0, split.counters * 4));
+  split.tiles64 = split.counters;  // the skinny family's shared tail: 15 sets of 64-bit counters
+  CK(cudaMalloc(&split.cnt64, 15 * split.tiles64 * 8));
+  CK(cudaMemset(split.cnt64, 0, 15 * split.tiles64 * 8));
   return split;
 }
 

@@ -14,7 +14,8 @@
 // plan and candidate rows the library's), "-S<n>" (ring depth capped at n stages), "-nowait" (the compute alone:
 // the loop does not wait for its stages; wrong results), "-iadd" (the 12-bit decode in the true domain, an IADD
 // per register, as before perf-notes step 42); router: "-notail", "-nomma",
-// "-stream". "timeline" rows: per-CTA %globaltimer stamps (Timer::timeline), plan layout with and without exceptions.
+// "-stream"; "-lasttail": the split-K tail summed by each tile's last arrival alone (before session 10).
+// "timeline" rows: per-CTA %globaltimer stamps (Timer::timeline), plan layout with and without exceptions.
 // Usage: skinny_bench [reps=100] [diag|-] [m list, e.g. 1,8,16,32]; SKINNY_ONLY=<shape> runs that shape alone,
 // SKINNY_QUICK=1 fewer diagnostic rows.
 #include <cublas_v2.h>
@@ -222,14 +223,20 @@ int main(int argc, char** argv) {
                                                       {"-nodecode", 8}, {"-xfirst", 4}, {"-nocluster", 16},
                                                       {"-xonephase", 64}, {"-benchk", 128}, {"-nowait", 8192},
                                                       {"-iadd", 16384}, {"-nowait-iadd", 8192 | 16384},
-                                                      {"-nod0", 32}};
+                                                      {"-nod0", 32}, {"-lasttail", 1 << 20}};
       for (const auto& [suffix, dg] : variants) {
-        if (quick && dg != 0 && dg != 3 && dg != 8192 && dg != 16384 && dg != (8192 | 16384) && dg != 32) continue;
+        if (quick && dg != 0 && dg != 3 && dg != 8192 && dg != 16384 && dg != (8192 | 16384) && dg != 32 &&
+            dg != (1 << 20))
+          continue;
         solgemm::kernels::PackedView vd = v;
         if (dg == 0) vd.exc_off = d_zero;
         vd.diag = dg & ~(16 | 32);
         vd.no_cluster = dg == 16;
         vd.no_direct0 = dg == 32;  // (32: the library kernel with the ring carrying every group, perf-notes step 49)
+        if (dg == (1 << 20)) {  // the library kernel with the last-arrival split-K tail (before session 10)
+          vd.diag = 0;
+          vd.split.cnt64 = nullptr;
+        }
         const solgemm::Config c = cfg_of(sh.cands[0], nt);
         const float us = tm.time([&] {
           run_skinny(c, vd, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);

@@ -55,7 +55,7 @@ struct Weights::Impl {
   cublasHandle_t blas = nullptr;         // vendor family, with its own workspace
   std::shared_ptr<kernels::VendorTable> vendor_table;  // cuBLASLt algorithms tuned at prepare (BF16)
   DevBuf blas_ws;
-  DevBuf split_ws, split_cnt;            // skinny / router split-K workspace + zeroed counters (kernels.hpp)
+  DevBuf split_ws, split_cnt, split_cnt64;  // skinny / router split-K workspace + zeroed counters (kernels.hpp)
   kernels::SplitWs split;
   DevBuf stream_ws, stream_cnt;          // stream family: partials + its barrier counters (kernels.hpp)
   kernels::StreamWs stream;
@@ -225,6 +225,15 @@ Weights Weights::prepare(const void* d_W, DType wt, int64_t n, int64_t k, cudaSt
       check_cuda(cudaStreamSynchronize(stream), "prepare: synchronising");
       impl->split = {static_cast<float*>(impl->split_ws.p), static_cast<unsigned*>(impl->split_cnt.p), need.ws_floats,
                      need.counters};
+      if (need.tiles64 > 0) {  // the shared tail's counters: 15 sets (cs = 2..16) of one per tile
+        const size_t bytes64 = 15 * need.tiles64 * sizeof(unsigned long long);
+        check_cuda(cudaMalloc(&impl->split_cnt64.p, bytes64), "prepare: split-K counters");
+        impl->split_cnt64.bytes = bytes64;
+        check_cuda(cudaMemsetAsync(impl->split_cnt64.p, 0, bytes64, stream), "prepare: zeroing counters");
+        check_cuda(cudaStreamSynchronize(stream), "prepare: synchronising");
+        impl->split.cnt64 = static_cast<unsigned long long*>(impl->split_cnt64.p);
+        impl->split.tiles64 = need.tiles64;
+      }
     }
   }
   // The stream family's workspace (BF16 weights; the plan table does not choose the family, so only when it is

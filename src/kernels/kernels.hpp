@@ -98,6 +98,10 @@ struct SplitWs {
   float* ws = nullptr;
   unsigned* cnt = nullptr;
   size_t ws_floats = 0, counters = 0;
+  // The skinny family's shared split-K tail (one cooperative launch, every CTA adds 1/cs of its tile): 64-bit
+  // arrival counters that only grow, slot (cs - 2) * tiles64 + tile (one set per split, cs = 2..16), zeroed once.
+  unsigned long long* cnt64 = nullptr;
+  size_t tiles64 = 0;
 };
 // Capacity (floats, counters) that calls with m <= max_m and rows <= n need under the plan table, for the
 // skinny family (packed storage; m capped at 64) or the router family (hilo storage).

@@ -57,6 +57,7 @@ SplitWs split_ws_need(Storage storage, int64_t n, int64_t k, int64_t max_m) {
   // The wide family's counters are not 0 at rest (64-bit arrival counters that only grow): they get their own
   // 8-byte-aligned region at the end (launch_wide_hilo uses the last ones), so that the router family's counters
   // stay 0 between its launches.
+  need.tiles64 = need.counters;  // (the skinny kernel's tiles; api.cu allocates 15 64-bit counters per tile)
   if (wide_counters > 0) need.counters = ((need.counters + 1) & ~size_t{1}) + wide_counters;
   return need;
 }

@@ -71,6 +71,9 @@ struct Args {
   float* ws = nullptr;               // split-K partials (cs > 1): tiles x cs x 8 NT x 16 rt_cta floats
   unsigned* cnt = nullptr;           // one arrival counter per output tile (row block, token chunk); 0 at rest
   size_t ws_cap = 0, cnt_cap = 0;    // capacities (floats, counters) of ws and cnt
+  unsigned long long* cnt64 = nullptr;  // the shared tail's counters (SplitWs::cnt64; null: last-arrival tail)
+  size_t tiles64 = 0;
+  int dist = 0;                      // set by launch: cooperative launch, every CTA sums 1/cs of its tile
   int stages = 1;                    // weight ring depth (set by launch from the shared-memory budget); 0 = direct
   int direct0 = 0;                   // ring mode: group 0 of every warp by plain loads at entry (set by launch)
   int direct0_off = 0;               // bench: 1 = never
@@ -113,6 +116,8 @@ inline Args make_args(const char* who, const Config& cfg, const __nv_bfloat16* x
   a.cnt = split.cnt;
   a.ws_cap = split.ws_floats;
   a.cnt_cap = split.counters;
+  a.cnt64 = split.cnt64;
+  a.tiles64 = split.tiles64;
   return a;
 }
 
@@ -826,6 +831,57 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   for_tile([&](int rl, int tl, float v) { __stcg(w + crank * pstride + tl * tile_rows + rl, v); });
   __syncthreads();
   if (trace && threadIdx.x == 0 && (diag & 256)) stamp(trace, 2);  // (bench: partial stores issued)
+  const float4* w4 = reinterpret_cast<const float4*>(w);
+  // Float4s [e_begin, e_end) of the valid partial: the cs partials in split order (k ascending; up to 8 loads in
+  // flight), 4 rows per thread, straight to the output.
+  auto sum_out = [&](int e_begin, int e_end) {
+    for (int e = e_begin + static_cast<int>(threadIdx.x); e < e_end; e += nthreads) {
+      float4 sum = __ldcg(w4 + e);
+      for (int q0 = 1; q0 < a.cs; q0 += 8) {
+        float4 v[8];
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+          if (q0 + j < a.cs) v[j] = __ldcg(w4 + (q0 + j) * (pstride / 4) + e);
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+          if (q0 + j < a.cs) {
+            sum.x += v[j].x;
+            sum.y += v[j].y;
+            sum.z += v[j].z;
+            sum.w += v[j].w;
+          }
+      }
+      const int tl = e / (tile_rows / 4), rl = (e % (tile_rows / 4)) * 4;
+      const int64_t o = static_cast<int64_t>(tok0 + tl) * a.rows + row0 + rl;
+      const float vv[4] = {sum.x, sum.y, sum.z, sum.w};
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+        if (row0 + rl + j < a.rows) store_out(out, o + j, vv[j]);
+    }
+  };
+  if (Src::kTerms == 1 && a.dist) {  // (one-term sources only: the 544-thread hi + lo variant would spill)
+    // Shared tail (cooperative launch: every CTA is resident): the tile's cs CTAs meet at a 64-bit counter that
+    // every launch advances by cs (never reset: graph replays need nothing from the host); the value before
+    // this CTA's arrival lies in [j cs, (j + 1) cs), so this launch's barrier opens at (j + 1) cs. Then CTA crank
+    // sums share crank of the tile: the same additions as the last-arrival tail, in 1/cs of its time.
+    if (threadIdx.x == 0) {
+      unsigned long long* c = a.cnt64 + static_cast<int64_t>(a.cs - 2) * static_cast<int64_t>(a.tiles64) + tile_id;
+      unsigned long long prev;
+      asm volatile("atom.add.acq_rel.gpu.global.u64 %0, [%1], 1;\n" : "=l"(prev) : "l"(c) : "memory");
+      const unsigned long long target = (prev / static_cast<unsigned>(a.cs) + 1) * static_cast<unsigned>(a.cs);
+      unsigned long long v = prev + 1;
+      while (v < target) asm volatile("ld.acquire.gpu.global.u64 %0, [%1];\n" : "=l"(v) : "l"(c) : "memory");
+      if (trace) {
+        stamp(trace, 5);
+        stamp(trace, 7, prev + 1 == target ? 1ull : 2ull);
+      }
+    }
+    __syncthreads();
+    const int nv4 = pstride / 4;
+    sum_out(nv4 * crank / a.cs, nv4 * (crank + 1) / a.cs);
+    if (trace && threadIdx.x == 0) stamp(trace, 6);
+    return;
+  }
   int last = 0;  // (no static shared memory: the dynamic allowance stays at 227 KB)
   if (threadIdx.x == 0) {
     // acq_rel at GPU scope: releases the CTA's partial (ordered before it by the barrier), and the last
@@ -839,30 +895,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     }
   }
   if (!__syncthreads_or(last)) return;
-  const float4* w4 = reinterpret_cast<const float4*>(w);
-  for (int e = threadIdx.x; e < pstride / 4; e += nthreads) {
-    float4 sum = __ldcg(w4 + e);
-    for (int q0 = 1; q0 < a.cs; q0 += 8) {  // up to 8 partials' loads in flight, added in split order
-      float4 v[8];
-#pragma unroll
-      for (int j = 0; j < 8; ++j)
-        if (q0 + j < a.cs) v[j] = __ldcg(w4 + (q0 + j) * (pstride / 4) + e);
-#pragma unroll
-      for (int j = 0; j < 8; ++j)
-        if (q0 + j < a.cs) {
-          sum.x += v[j].x;
-          sum.y += v[j].y;
-          sum.z += v[j].z;
-          sum.w += v[j].w;
-        }
-    }
-    const int tl = e / (tile_rows / 4), rl = (e % (tile_rows / 4)) * 4;
-    const int64_t o = static_cast<int64_t>(tok0 + tl) * a.rows + row0 + rl;
-    const float vv[4] = {sum.x, sum.y, sum.z, sum.w};
-#pragma unroll
-    for (int j = 0; j < 4; ++j)
-      if (row0 + rl + j < a.rows) store_out(out, o + j, vv[j]);
-  }
+  sum_out(0, pstride / 4);
   if (threadIdx.x == 0) a.cnt[tile_id] = 0u;  // ready for the next launch (stream order)
   if (trace && threadIdx.x == 0) stamp(trace, 6);
 }
@@ -992,6 +1025,46 @@ void launch(Args a, cudaStream_t stream) {
     if (static_cast<int64_t>(max_clusters) * a.cs >= static_cast<int64_t>(grid.x) * grid.y) {
       lc.stream = stream;
       check(cudaLaunchKernelEx(&lc, kern_c, a), "skinny cluster launch");
+      return;
+    }
+  }
+  // Split K through the workspace: when the whole grid is resident at once (asked once per kernel, shared memory
+  // and block size), one cooperative launch whose CTAs share the tail (Args::dist); else the last arrival of each
+  // tile sums it alone.
+  if (Src::kTerms == 1 && a.cs > 1 && a.cs <= 16 && a.cnt64 != nullptr && need.counters <= a.tiles64) {
+    static std::mutex mu;
+    static std::map<std::pair<size_t, unsigned>, int64_t> resident;  // (smem, threads) -> CTAs at once
+    int64_t at_once = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      const auto key = std::make_pair(smem, threads);
+      auto it = resident.find(key);
+      if (it == resident.end()) {
+        RelaxedCapture relaxed;
+        int per_sm = 0;
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, static_cast<int>(threads), smem) != cudaSuccess) {
+          cudaGetLastError();
+          per_sm = 0;
+        }
+        at_once = static_cast<int64_t>(per_sm) * sm_count();
+        resident.emplace(key, at_once);
+      } else {
+        at_once = it->second;
+      }
+    }
+    if (at_once >= static_cast<int64_t>(grid.x) * grid.y) {
+      a.dist = 1;
+      cudaLaunchConfig_t lc{};
+      lc.gridDim = grid;
+      lc.blockDim = dim3(threads, 1, 1);
+      lc.dynamicSmemBytes = smem;
+      lc.stream = stream;
+      cudaLaunchAttribute at[1];
+      at[0].id = cudaLaunchAttributeCooperative;
+      at[0].val.cooperative = 1;
+      lc.attrs = at;
+      lc.numAttrs = 1;
+      check(cudaLaunchKernelEx(&lc, kern, a), "skinny cooperative launch");
       return;
     }
   }
