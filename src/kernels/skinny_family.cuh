@@ -13,9 +13,10 @@
 // further. The warps of a CTA reduce through shared memory (k ascending); the cs CTAs of one output tile
 // reduce either as one thread-block cluster, when the whole grid fits at once (each sums its 1/cs of the tile
 // from the peers' shared memory), or through a global FP32 workspace: each writes its partial (valid tokens
-// only) and bumps a per-tile counter (acq_rel); the last to arrive sums the cs partials in split order (k
-// ascending) into the output and resets the counter to 0 (graph-safe: no host-side reset). Both add in the
-// same order: bitwise deterministic, and
+// only) and arrives on a per-tile counter. When the whole grid is resident (one cooperative launch), the cs
+// CTAs wait for each other at a 64-bit counter that only grows and each sums 1/cs of the tile (perf-notes step
+// 61); otherwise the last to arrive sums the cs partials alone and resets its counter to 0. Either way no
+// host-side reset (graph-safe), and all paths add in the same order: bitwise deterministic, and
 // independent of m (the layout is chosen per shape, never per m; MMA columns are independent).
 //
 // Roofline: at m <= 64 the work is ~2 m FLOP per weight byte-and-a-half: memory-bound by far. Time floor =
@@ -823,8 +824,9 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     return;
   }
   // Split K across CTAs: the valid partial, token-major ([token][row], tile_rows x mc floats) -> workspace;
-  // one thread publishes it (CTA barrier, then an acq_rel arrival count); the last arrival sums the cs
-  // partials in split order (k ascending), 4 rows per thread, straight to the output.
+  // one thread publishes it (CTA barrier, then an acq_rel arrival count); the tile's CTAs each sum a share
+  // (Args::dist) or the last arrival sums all of it: the cs partials in split order (k ascending), 4 rows per
+  // thread, straight to the output.
   const int tile_id = static_cast<int>(blockIdx.y) * static_cast<int>(gridDim.x / a.cs) + rblock;
   const int pstride = tile_rows * mc;
   float* w = a.ws + static_cast<int64_t>(tile_id) * a.cs * tile;
