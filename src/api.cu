@@ -37,6 +37,14 @@ struct DevBuf {
     check_cuda(cudaMalloc(&p, n ? n : 1), what);
     if (n) check_cuda(cudaMemcpyAsync(p, host, n, cudaMemcpyHostToDevice, s), what);
   }
+  // n bytes, zeroed on `s` when `zero` (counters); returns the pointer.
+  template <class T = void>
+  T* alloc(size_t n, bool zero, cudaStream_t s, const char* what) {
+    bytes = n;
+    check_cuda(cudaMalloc(&p, n ? n : 1), what);
+    if (zero && n) check_cuda(cudaMemsetAsync(p, 0, n, s), what);
+    return static_cast<T*>(p);
+  }
 };
 
 struct Weights::Impl {
@@ -216,39 +224,26 @@ Weights Weights::prepare(const void* d_W, DType wt, int64_t n, int64_t k, cudaSt
   {
     const kernels::SplitWs need = kernels::split_ws_need(impl->storage, n, k, opt.max_m);
     if (need.ws_floats > 0) {
-      check_cuda(cudaMalloc(&impl->split_ws.p, need.ws_floats * sizeof(float)), "prepare: split-K workspace");
-      impl->split_ws.bytes = need.ws_floats * sizeof(float);
-      check_cuda(cudaMalloc(&impl->split_cnt.p, need.counters * sizeof(unsigned)), "prepare: split-K counters");
-      impl->split_cnt.bytes = need.counters * sizeof(unsigned);
-      check_cuda(cudaMemsetAsync(impl->split_cnt.p, 0, need.counters * sizeof(unsigned), stream),
-                 "prepare: zeroing counters");
+      impl->split = need;
+      impl->split.ws = impl->split_ws.alloc<float>(need.ws_floats * sizeof(float), false, stream,
+                                                   "prepare: split-K workspace");
+      impl->split.cnt = impl->split_cnt.alloc<unsigned>(need.counters * sizeof(unsigned), true, stream,
+                                                        "prepare: split-K counters");
+      if (need.tiles64 > 0)  // the shared tail's counters: 15 sets (cs = 2..16) of one per tile
+        impl->split.cnt64 = impl->split_cnt64.alloc<unsigned long long>(15 * need.tiles64 * 8, true, stream,
+                                                                        "prepare: split-K counters");
       check_cuda(cudaStreamSynchronize(stream), "prepare: synchronising");
-      impl->split = {static_cast<float*>(impl->split_ws.p), static_cast<unsigned*>(impl->split_cnt.p), need.ws_floats,
-                     need.counters};
-      if (need.tiles64 > 0) {  // the shared tail's counters: 15 sets (cs = 2..16) of one per tile
-        const size_t bytes64 = 15 * need.tiles64 * sizeof(unsigned long long);
-        check_cuda(cudaMalloc(&impl->split_cnt64.p, bytes64), "prepare: split-K counters");
-        impl->split_cnt64.bytes = bytes64;
-        check_cuda(cudaMemsetAsync(impl->split_cnt64.p, 0, bytes64, stream), "prepare: zeroing counters");
-        check_cuda(cudaStreamSynchronize(stream), "prepare: synchronising");
-        impl->split.cnt64 = static_cast<unsigned long long*>(impl->split_cnt64.p);
-        impl->split.tiles64 = need.tiles64;
-      }
     }
   }
   // The stream family's workspace (BF16 weights; the plan table does not choose the family, so only when it is
   // forced): partials for any split and m <= max_m, counters zeroed once (they only ever grow, kernels/stream.cu).
   if (wt == DType::bf16 && impl->forced == Kernel::stream) {
-    kernels::StreamWs need = kernels::stream_ws_need(n, opt.max_m);
-    check_cuda(cudaMalloc(&impl->stream_ws.p, need.ws_floats * sizeof(float)), "prepare: stream workspace");
-    impl->stream_ws.bytes = need.ws_floats * sizeof(float);
-    check_cuda(cudaMalloc(&impl->stream_cnt.p, need.counters * 8), "prepare: stream counters");
-    impl->stream_cnt.bytes = need.counters * 8;
-    check_cuda(cudaMemsetAsync(impl->stream_cnt.p, 0, need.counters * 8, stream), "prepare: zeroing counters");
+    impl->stream = kernels::stream_ws_need(n, opt.max_m);
+    impl->stream.ws = impl->stream_ws.alloc<float>(impl->stream.ws_floats * sizeof(float), false, stream,
+                                                   "prepare: stream workspace");
+    impl->stream.cnt = impl->stream_cnt.alloc<unsigned long long>(impl->stream.counters * 8, true, stream,
+                                                                  "prepare: stream counters");
     check_cuda(cudaStreamSynchronize(stream), "prepare: synchronising");
-    need.ws = static_cast<float*>(impl->stream_ws.p);
-    need.cnt = static_cast<unsigned long long*>(impl->stream_cnt.p);
-    impl->stream = need;
   }
   // cuBLAS for the vendor family: a handle with a fixed workspace, so run() is graph-capturable.
   constexpr size_t kBlasWorkspace = size_t{32} << 20;

@@ -1,5 +1,6 @@
 // mbarrier and bulk-copy helpers (PTX ISA: mbarrier, cp.async.bulk), shared by the skinny family
-// (skinny_family.cuh), the wide and stream families (TMA) and the stream study (bench/stream_study.cu). Addresses are shared-memory (32-bit) ones.
+// (skinny_family.cuh), the wide and stream families (TMA) and the stream study (bench/stream_study.cu).
+// Addresses are shared-memory (32-bit) ones.
 #pragma once
 
 #include <cstdint>

@@ -34,15 +34,17 @@ CUtensorMap bf16_tensor_map(const void* base, int64_t inner, int64_t outer, int 
 // once on the current device (0 if the query fails). Both safe inside a stream capture (relaxed mode).
 bool set_dynamic_smem(const void* kernel, int bytes);
 int64_t resident_ctas(const void* kernel, int threads, int smem_bytes);
-// A launch configuration of `grid` CTAs, cooperative (every CTA resident at once: the split-K barriers of the wide
-// and stream families) when asked. Not copyable (lc.attrs points into it).
+// A launch configuration of `grid` CTAs, cooperative (every CTA resident at once: the split-K barriers of the wide,
+// stream and skinny families) when asked. Not copyable (lc.attrs points into it).
 struct LaunchCfg {
   cudaLaunchConfig_t lc{};
   cudaLaunchAttribute attr[1]{};
-  LaunchCfg(int64_t grid, int threads, int smem_bytes, cudaStream_t stream, bool cooperative) {
-    lc.gridDim = dim3(static_cast<unsigned>(grid), 1, 1);
+  LaunchCfg(int64_t grid, int threads, size_t smem_bytes, cudaStream_t stream, bool cooperative)
+      : LaunchCfg(dim3(static_cast<unsigned>(grid), 1, 1), threads, smem_bytes, stream, cooperative) {}
+  LaunchCfg(dim3 grid, int threads, size_t smem_bytes, cudaStream_t stream, bool cooperative) {
+    lc.gridDim = grid;
     lc.blockDim = dim3(static_cast<unsigned>(threads), 1, 1);
-    lc.dynamicSmemBytes = static_cast<size_t>(smem_bytes);
+    lc.dynamicSmemBytes = smem_bytes;
     lc.stream = stream;
     attr[0].id = cudaLaunchAttributeCooperative;
     attr[0].val.cooperative = 1;

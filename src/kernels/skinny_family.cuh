@@ -40,6 +40,7 @@
 #include "async_copy.cuh"
 #include "decode.cuh"
 #include "decode.hpp"
+#include "split_barrier.cuh"
 #include "solgemm/solgemm.hpp"
 
 namespace solgemm::kernels::family {
@@ -862,20 +863,15 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     }
   };
   if (Src::kTerms == 1 && a.dist) {  // (one-term sources only: the 544-thread hi + lo variant would spill)
-    // Shared tail (cooperative launch: every CTA is resident): the tile's cs CTAs meet at a 64-bit counter that
-    // every launch advances by cs (never reset: graph replays need nothing from the host); the value before
-    // this CTA's arrival lies in [j cs, (j + 1) cs), so this launch's barrier opens at (j + 1) cs. Then CTA crank
-    // sums share crank of the tile: the same additions as the last-arrival tail, in 1/cs of its time.
+    // Shared tail (cooperative launch: every CTA is resident): the tile's cs CTAs meet at its counter
+    // (split_barrier.cuh; the target taken from the atomic's old value, so none is kept across the main loop),
+    // then CTA crank sums share crank of the tile: the same additions as the last-arrival tail, in 1/cs of its time.
     if (threadIdx.x == 0) {
       unsigned long long* c = a.cnt64 + static_cast<int64_t>(a.cs - 2) * static_cast<int64_t>(a.tiles64) + tile_id;
-      unsigned long long prev;
-      asm volatile("atom.add.acq_rel.gpu.global.u64 %0, [%1], 1;\n" : "=l"(prev) : "l"(c) : "memory");
-      const unsigned long long target = (prev / static_cast<unsigned>(a.cs) + 1) * static_cast<unsigned>(a.cs);
-      unsigned long long v = prev + 1;
-      while (v < target) asm volatile("ld.acquire.gpu.global.u64 %0, [%1];\n" : "=l"(v) : "l"(c) : "memory");
+      const bool last_in = split_barrier_arrive_wait(c, static_cast<unsigned>(a.cs));
       if (trace) {
         stamp(trace, 5);
-        stamp(trace, 7, prev + 1 == target ? 1ull : 2ull);
+        stamp(trace, 7, last_in ? 1ull : 2ull);
       }
     }
     __syncthreads();
@@ -1042,13 +1038,7 @@ void launch(Args a, cudaStream_t stream) {
       const auto key = std::make_pair(smem, threads);
       auto it = resident.find(key);
       if (it == resident.end()) {
-        RelaxedCapture relaxed;
-        int per_sm = 0;
-        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, static_cast<int>(threads), smem) != cudaSuccess) {
-          cudaGetLastError();
-          per_sm = 0;
-        }
-        at_once = static_cast<int64_t>(per_sm) * sm_count();
+        at_once = resident_ctas(reinterpret_cast<const void*>(kern), static_cast<int>(threads), static_cast<int>(smem));
         resident.emplace(key, at_once);
       } else {
         at_once = it->second;
@@ -1056,17 +1046,8 @@ void launch(Args a, cudaStream_t stream) {
     }
     if (at_once >= static_cast<int64_t>(grid.x) * grid.y) {
       a.dist = 1;
-      cudaLaunchConfig_t lc{};
-      lc.gridDim = grid;
-      lc.blockDim = dim3(threads, 1, 1);
-      lc.dynamicSmemBytes = smem;
-      lc.stream = stream;
-      cudaLaunchAttribute at[1];
-      at[0].id = cudaLaunchAttributeCooperative;
-      at[0].val.cooperative = 1;
-      lc.attrs = at;
-      lc.numAttrs = 1;
-      check(cudaLaunchKernelEx(&lc, kern, a), "skinny cooperative launch");
+      const LaunchCfg lcfg(grid, static_cast<int>(threads), smem, stream, true);
+      check(cudaLaunchKernelEx(&lcfg.lc, kern, a), "skinny cooperative launch");
       return;
     }
   }

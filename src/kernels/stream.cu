@@ -31,6 +31,7 @@
 
 #include "async_copy.cuh"
 #include "kernels.hpp"
+#include "split_barrier.cuh"
 #include "wgmma.cuh"
 
 namespace solgemm::kernels {
@@ -95,11 +96,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
       family::mbar_init(family::smem_u32(&empty[s]), C::kConsumers / 32);  // one arrival per consumer warp
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    if (split > 1) {  // where this launch's barrier opens (read before this CTA arrives; see stream_reduce)
-      unsigned long long v0;
-      asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];\n" : "=l"(v0) : "l"(arrive) : "memory");
-      target = (v0 / static_cast<unsigned>(split) + 1) * static_cast<unsigned>(split);
-    }
+    if (split > 1) target = split_barrier_target(arrive, static_cast<unsigned>(split));  // (before arriving)
   }
   __syncthreads();
 
@@ -175,11 +172,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   asm volatile("bar.sync 1, %0;\n" ::"n"(C::kConsumers) : "memory");
   if (tid == 0) {
     if (a.trace) stamp(a.trace, 1);
-    asm volatile("red.release.gpu.global.add.u64 [%0], 1;\n" ::"l"(arrive) : "memory");
-    unsigned long long v;
-    do {
-      asm volatile("ld.acquire.gpu.global.u64 %0, [%1];\n" : "=l"(v) : "l"(arrive) : "memory");
-    } while (v < target);
+    split_barrier_arrive_wait(arrive, target);
   }
   asm volatile("bar.sync 1, %0;\n" ::"n"(C::kConsumers) : "memory");
   if (a.trace && tid == 0) stamp(a.trace, 2);
@@ -224,22 +217,13 @@ __global__ void __launch_bounds__(C::kThreads, 1)
 }
 
 template <class C>
-void set_smem_attr() {
-  ensure_dynamic_smem<stream_kernel<C>, C::kSmem>("stream kernel");
-}
-template <class C>
-int64_t resident() {
-  return resident_ctas_cached<stream_kernel<C>, C::kThreads, C::kSmem>();
-}
-
-template <class C>
 void launch_chunks(int split, const StreamView& w, const __nv_bfloat16* x, int64_t m, __nv_bfloat16* out,
                    int64_t rows, cudaStream_t stream) {
-  set_smem_attr<C>();
+  ensure_dynamic_smem<stream_kernel<C>, C::kSmem>("stream kernel");
   const int64_t row_blocks = (rows + kBM - 1) / kBM;
   // The split-K barrier needs every CTA of the launch resident: a smaller GPU gets a smaller split (the same one
   // for every m of the shape on that device).
-  while (split > 1 && row_blocks * split > resident<C>()) --split;
+  while (split > 1 && row_blocks * split > resident_ctas_cached<stream_kernel<C>, C::kThreads, C::kSmem>()) --split;
   if (split > 1 && static_cast<size_t>(row_blocks * split * kBM * C::kBN) > w.ws.ws_floats)
     throw Error(fmt::format("solgemm: stream kernel: split-K workspace too small ({} floats needed, {} allocated)",
                             row_blocks * split * kBM * C::kBN, w.ws.ws_floats));

@@ -28,6 +28,7 @@
 #include "async_copy.cuh"
 #include "decode.cuh"
 #include "kernels.hpp"
+#include "split_barrier.cuh"
 #include "wgmma.cuh"
 
 namespace solgemm::kernels {
@@ -341,15 +342,9 @@ __device__ __forceinline__ void hilo_reduce(const float (&acc)[C::kAcc], uint8_t
                                             int64_t row_block) {
   __shared__ unsigned long long target;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t4 = lane & 3;
-  // The row block's arrival counter (64-bit, never reset): each launch adds `split` to it. Read before this CTA
-  // arrives, it lies in [j split, (j + 1) split) (the arrivals of earlier launches are complete, this launch's are
-  // not), so this launch's barrier opens at (j + 1) split.
+  // The row block's arrival counter (split_barrier.cuh), read before this CTA arrives.
   unsigned long long* const arrive = reinterpret_cast<unsigned long long*>(w.split.cnt) + row_block;
-  if (tid == 0) {
-    unsigned long long v0;
-    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];\n" : "=l"(v0) : "l"(arrive) : "memory");
-    target = (v0 / static_cast<unsigned>(split) + 1) * static_cast<unsigned>(split);
-  }
+  if (tid == 0) target = split_barrier_target(arrive, static_cast<unsigned>(split));
   constexpr int kTile = 64 * C::kTok;  // floats of a partial
   float* const ws = w.split.ws + row_block * split * kTile;
   // Accumulator fragment: n8 block i, reg 4i + q -> row 16 warp + g + 8 (q >> 1), token 8i + 2t + (q & 1): two
@@ -364,11 +359,7 @@ __device__ __forceinline__ void hilo_reduce(const float (&acc)[C::kAcc], uint8_t
   __syncthreads();
   if (tid == 0) {  // (the CTA barrier above orders every thread's stores before this release)
     if (w.trace) hilo_stamp(w.trace, 1);
-    asm volatile("red.release.gpu.global.add.u64 [%0], 1;\n" ::"l"(arrive) : "memory");
-    unsigned long long v;
-    do {
-      asm volatile("ld.acquire.gpu.global.u64 %0, [%1];\n" : "=l"(v) : "l"(arrive) : "memory");
-    } while (v < target);
+    split_barrier_arrive_wait(arrive, target);
   }
   __syncthreads();
   if (w.trace && tid == 0) hilo_stamp(w.trace, 2);
