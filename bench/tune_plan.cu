@@ -27,6 +27,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -179,6 +180,60 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   };
 
+  // The simt family (raw weights on the CUDA cores) in its compiled variants, checked against cuBLAS (BF16) or the
+  // plan's router layout (FP32), with the plan's own kernel and cuBLAS timed in the same pass (TUNE_SIMT_ONLY=1: only
+  // these rows). Variants: split (cluster) / rows per CTA / units per thread / tokens per CTA.
+  const bool simt_only = std::getenv("TUNE_SIMT_ONLY") != nullptr;
+  auto simt_row = [&](const ShapeSpec& sh, const void* dw, int m, const std::function<void()>& plan_go,
+                      const std::function<void()>& cublas_go, const void* refp) {
+    struct V {
+      int s, r, u, mt;
+    };
+    const std::vector<V> vs = sh.hilo ? std::vector<V>{{1, 2, 4, 8}, {2, 4, 2, 8}, {1, 2, 4, 16}, {4, 8, 1, 8}}
+                                      : std::vector<V>{{1, 8, 1, 4}, {1, 8, 1, 8}};
+    const size_t n_out = static_cast<size_t>(m) * sh.rows, esz = sh.hilo ? 4 : 2;
+    const solgemm::DType wt = sh.hilo ? solgemm::DType::f32 : solgemm::DType::bf16;
+    std::string row;
+    tm.reps = final_reps;
+    for (const V& v : vs) {
+      solgemm::Config c = solgemm::layout_config(v.s, v.r, 1, v.u, v.mt / 4);
+      const std::string tag = fmt::format("S{}/R{}/U{}/T{}", v.s, v.r, v.u, v.mt);
+      auto go = [&] { solgemm::kernels::launch_simt(c, wt, dw, x, m, out, sh.rows, sh.k, tm.s); };
+      CK(cudaMemset(out, 0xFF, n_out * esz));
+      try {
+        go();
+        CK(cudaStreamSynchronize(tm.s));
+      } catch (const std::exception& e) {
+        cudaGetLastError();
+        row += fmt::format("{}{}: {}", row.empty() ? "" : "; ", tag, e.what());
+        continue;
+      }
+      double rd;
+      if (sh.hilo) {
+        std::vector<float> o(n_out), r(n_out);
+        CK(cudaMemcpy(o.data(), out, n_out * 4, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(r.data(), refp, n_out * 4, cudaMemcpyDeviceToHost));
+        rd = rel_diff(o, r);
+      } else {
+        std::vector<uint16_t> o(n_out), r(n_out);
+        CK(cudaMemcpy(o.data(), out, n_out * 2, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(r.data(), refp, n_out * 2, cudaMemcpyDeviceToHost));
+        rd = rel_diff(o, r);
+      }
+      if (!(rd < (sh.hilo ? 1e-5 : 1e-2))) {
+        row += fmt::format("{}{}: wrong output (rel diff {:.3e})", row.empty() ? "" : "; ", tag, rd);
+        continue;
+      }
+      row += fmt::format("{}{} {:.2f}", row.empty() ? "" : "; ", tag, tm.time(go) - fixed);
+    }
+    const float plan_us = tm.time(plan_go) - fixed, cublas_us = tm.time(cublas_go) - fixed;
+    std::printf("| %d | simt | %s | %s | | | %.2f | %.2f (plan) | |\n", m,
+                solgemm::to_string(solgemm::select_plan({sh.rows, sh.k, sh.hilo ? solgemm::Storage::hilo
+                                                                                 : solgemm::Storage::packed12}, m).kernel),
+                row.c_str(), cublas_us, plan_us);
+    std::fflush(stdout);
+  };
+
   const ShapeSpec shapes[] = {{"qkv_gate", 2304, 8192, 2304, false}, {"o", 8192, 1024, 8192, false},
                               {"pooler", 4096, 8192, 4096, false},   {"unpooler", 8192, 4096, 8192, false},
                               {"unpooler slice", 8192, 4096, 1024, false}, {"router", 256, 8192, 256, true}};
@@ -248,6 +303,38 @@ int main(int argc, char** argv) {
     std::printf("| m | n_tiles | plan | plan layout us | best layouts us (K-order class) | best in the plan layout's "
                 "class | cuBLAS us | vendor us | fastest |\n|---|---|---|---|---|---|---|---|---|\n");
     for (int m : ms) {
+      if (simt_only || std::getenv("TUNE_SIMT")) {
+        const solgemm::Plan pp = solgemm::select_plan({sh.rows, sh.k, storage}, m);
+        auto plan_go = [&] {
+          if (pp.kernel == solgemm::Kernel::router)
+            solgemm::kernels::launch_router(pp.cfg, hv, x, m, static_cast<float*>(out), sh.rows, tm.s);
+          else if (pp.kernel == solgemm::Kernel::wide && sh.hilo)
+            solgemm::kernels::launch_wide_hilo(pp.cfg, hv, x, m, static_cast<float*>(out), sh.rows, tm.s);
+          else if (pp.kernel == solgemm::Kernel::skinny)
+            solgemm::kernels::launch_skinny(pp.cfg, pv, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
+          else if (!sh.hilo)
+            solgemm::kernels::launch_vendor(blas, table.get(), dw, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, sh.k, tm.s);
+        };
+        auto cublas_go = [&] {
+          if (sh.hilo)
+            solgemm::kernels::launch_vendor_hilo(blas, hi_rm, lo_rm, nullptr, x, m, static_cast<float*>(out), sh.rows,
+                                                 sh.k, tm.s);
+          else
+            solgemm::kernels::launch_vendor(blas, nullptr, dw, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, sh.k, tm.s);
+        };
+        // reference: the plan's output (router) or cuBLAS (BF16), into `ref`
+        if (sh.hilo) {
+          void* keep = out;
+          out = ref;
+          plan_go();
+          out = keep;
+        } else {
+          solgemm::kernels::launch_vendor(blas, nullptr, dw, x, m, static_cast<__nv_bfloat16*>(ref), sh.rows, sh.k, tm.s);
+        }
+        CK(cudaStreamSynchronize(tm.s));
+        simt_row(sh, dw, m, plan_go, cublas_go, ref);
+        if (simt_only) continue;
+      }
       if (!sh.hilo) stream_row(sh, dw, m, table.get());
       if (!sh.hilo && (m > 64 || stream_only)) continue;  // the skinny family serves m <= 64
       // The plan's layout: its own choice where it picks this family, else the family's layout when forced.

@@ -134,7 +134,8 @@ double Weights::weight_bits(int64_t m, int64_t rows) const {
     case Kernel::wide:
     case Kernel::router: return impl_->bits;
     case Kernel::vendor: return impl_->storage == Storage::hilo ? impl_->bits : raw;  // hilo: the BF16 terms
-    case Kernel::stream: return raw;
+    case Kernel::stream:
+    case Kernel::simt: return raw;
     case Kernel::reference: break;
   }
   return raw;
@@ -299,6 +300,17 @@ void Weights::run(const void* d_x, int64_t m, void* d_out, int64_t rows, cudaStr
       break;
     case Kernel::router:
       kernels::launch_router(plan.cfg, w.hilo_view(), x, m, static_cast<float*>(d_out), rows, stream);
+      break;
+    case Kernel::simt:
+      if (kernels::simt_supports(w.dtype, w.k, d_x)) {
+        kernels::launch_simt(plan.cfg, w.dtype, w.raw.p, x, m, d_out, rows, w.k, stream);
+      } else if (w.storage == Storage::hilo) {  // K or x alignment: the router family
+        const Plan rp = select_plan(shape, m, Kernel::router);
+        kernels::launch_router(rp.cfg, w.hilo_view(), x, m, static_cast<float*>(d_out), rows, stream);
+      } else {
+        kernels::launch_vendor(w.blas_ctx(), w.vendor_table.get(), w.raw.p, x, m, static_cast<__nv_bfloat16*>(d_out),
+                               rows, w.k, stream);
+      }
       break;
     case Kernel::stream:
       if (w.k % 8 != 0 || reinterpret_cast<uintptr_t>(d_x) % 16 != 0)  // no TMA for x: cuBLAS

@@ -17,6 +17,7 @@ const char* to_string(Kernel k) {
     case Kernel::wide: return "wide";
     case Kernel::vendor: return "vendor";
     case Kernel::stream: return "stream";
+    case Kernel::simt: return "simt";
   }
   return "?";
 }
@@ -205,6 +206,20 @@ Plan plan_stream(const Shape& s, int64_t m) {
   return p;
 }
 
+// The raw weights on the CUDA cores (simt.cu): FP32 (the router's raw copy) 2 rows per CTA x 4 units per thread x
+// 8 tokens per CTA; BF16 8 rows x 1 unit x 4 tokens. Whole K per CTA (split_k 1, no cluster); the layout depends
+// on the weight type only (batch invariance over every m of the family).
+Plan plan_simt(const Shape& s, int64_t /*m*/) {
+  Plan p;
+  p.kernel = Kernel::simt;
+  const bool f32 = s.storage == Storage::hilo || s.storage == Storage::raw_f32;
+  p.cfg = f32 ? layout_config(1, 2, 1, 4, 2) : layout_config(1, 8, 1, 1, 1);
+  p.cfg.warps = 16;
+  p.why = f32 ? "FP32 weights as they are on the CUDA cores: 2 rows x the whole K per CTA, 8 tokens per CTA"
+              : "BF16 weights on the CUDA cores: 8 rows x the whole K per CTA, 4 tokens per CTA";
+  return p;
+}
+
 // FP32 weights as hi + lo: the router family for every m (chunks of 32 tokens past m = 32).
 Plan plan_hilo(const Shape& s, int64_t m) {
   Plan p;
@@ -241,6 +256,9 @@ Plan select_plan(const Shape& s, int64_t m, Kernel family) {
     case Kernel::stream:
       if (packed) p = plan_stream(s, m);
       break;
+    case Kernel::simt:
+      if (packed || s.storage == Storage::hilo) p = plan_simt(s, m);
+      break;
   }
   if (p.kernel != family)
     throw Error(fmt::format("solgemm: kernel family '{}' cannot serve {} weights at m = {}", to_string(family),
@@ -250,10 +268,12 @@ Plan select_plan(const Shape& s, int64_t m, Kernel family) {
 }
 
 Kernel kernel_from_string(const std::string& name) {
-  for (Kernel k : {Kernel::reference, Kernel::skinny, Kernel::wide, Kernel::vendor, Kernel::router, Kernel::stream})
+  for (Kernel k : {Kernel::reference, Kernel::skinny, Kernel::wide, Kernel::vendor, Kernel::router, Kernel::stream,
+                   Kernel::simt})
     if (name == to_string(k)) return k;
   throw Error(fmt::format(
-      "solgemm: unknown kernel family '{}'; expected one of: reference, skinny, wide, vendor, router, stream", name));
+      "solgemm: unknown kernel family '{}'; expected one of: reference, skinny, wide, vendor, router, stream, simt",
+      name));
 }
 
 // The router family wins up to this many tokens on any shape (6-13 us against cuBLAS SGEMM's 10-26 at

@@ -196,18 +196,18 @@ TEST(Router, FirstCallInsideCapture) {
 
 TEST(Router, HiLoEveryM) {
   SOLGEMM_REQUIRE_GPU();
-  for (const char* f : {"router", "wide", ""}) check_router({256, 8192, 256, false, router_ms(), 2e-5}, solgemm::testing::test_seed(0x7007u), f);
+  for (const char* f : {"router", "wide", "simt", ""}) check_router({256, 8192, 256, false, router_ms(), 2e-5}, solgemm::testing::test_seed(0x7007u), f);
 }
 
 TEST(Router, ExactMode) {
   SOLGEMM_REQUIRE_GPU();
-  for (const char* f : {"router", "wide", ""}) check_router({256, 8192, 256, true, {130, 64, 33, 16, 8, 1}, 1e-6}, solgemm::testing::test_seed(0x7008u), f);
+  for (const char* f : {"router", "wide", "simt", ""}) check_router({256, 8192, 256, true, {130, 64, 33, 16, 8, 1}, 1e-6}, solgemm::testing::test_seed(0x7008u), f);
 }
 
 TEST(Router, RowSliceAndOddShape) {
   SOLGEMM_REQUIRE_GPU();
-  for (const char* f : {"router", "wide", ""}) check_router({256, 8192, 100, false, {70, 64, 9, 1}, 2e-5}, solgemm::testing::test_seed(0x7009u), f);
-  for (const char* f : {"router", "wide", ""}) check_router({40, 1000, 40, false, {200, 64, 17, 3}, 2e-5}, solgemm::testing::test_seed(0x700Au), f);
+  for (const char* f : {"router", "wide", "simt", ""}) check_router({256, 8192, 100, false, {70, 64, 9, 1}, 2e-5}, solgemm::testing::test_seed(0x7009u), f);
+  for (const char* f : {"router", "wide", "simt", ""}) check_router({40, 1000, 40, false, {200, 64, 17, 3}, 2e-5}, solgemm::testing::test_seed(0x700Au), f);
   // The wide family's ring refills (6 groups per CTA through 4 stages: K = 24576 split 64 ways over 2 row blocks).
   check_router({128, 24576, 128, false, {100, 70, 3}, 2e-5}, solgemm::testing::test_seed(0x700Bu), "wide");
 }

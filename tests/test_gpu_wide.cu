@@ -180,12 +180,26 @@ TEST(GpuStream, OddShapes) {
   check_shape(64, 128, 64, 3, Weights::adversarial, seed, "stream");      // one row block, split 1
 }
 
-// Rows are bitwise the same whatever m (the split depends on the shape only), and a replayed CUDA graph (the
-// barrier counters only grow) gives the bits of the direct call.
-TEST(GpuStream, BatchInvariantAndGraphReplay) {
+// The simt family on BF16 weights (CUDA cores, whole K per CTA): the judge's layers at the loads it may serve, odd
+// shapes (rows not a multiple of 8, K not a multiple of the 4096 k one pass covers, K % 8 != 0: the vendor fallback),
+// the 12-bit code's specials and the adversarial exponents (the raw copy is read either way).
+TEST(GpuSimt, Bf16LayersAndOddShapes) {
   SOLGEMM_REQUIRE_GPU();
-  const uint64_t seed = solgemm::testing::test_seed(16);
-  SCOPED_TRACE(testing::Message() << "seed=" << seed);
+  const uint64_t seed = solgemm::testing::test_seed(17);
+  for (int64_t m : {1, 4, 8, 13}) {
+    check_shape(8192, 4096, 1024, m, Weights::normal, seed + m, "simt");
+    check_shape(2304, 8192, 2304, m, Weights::normal, seed + m, "simt");
+  }
+  check_shape(1000, 1000, 966, 7, Weights::sprinkled, seed, "simt");  // K tail, rows % 8 != 0
+  check_shape(300, 12288, 299, 3, Weights::normal, seed, "simt");     // three passes of 4096 k
+  check_shape(520, 1002, 519, 5, Weights::normal, seed, "simt");      // K % 8 != 0: vendor fallback
+  check_shape(64, 128, 64, 9, Weights::adversarial, seed, "simt");
+}
+
+// Rows are bitwise the same whatever m (the split depends on the shape only), and a replayed CUDA graph (the
+// barrier counters only grow) gives the bits of the direct call. The same for the simt family (fixed layout).
+void batch_invariant_and_replay(const char* family, uint64_t seed) {
+  SCOPED_TRACE(testing::Message() << "seed=" << seed << " family=" << family);
   const int64_t n = 2304, k = 8192, mmax = 256;
   const auto hw = make_w(n, k, Weights::normal, seed);
   const auto hx = make_x(mmax, k, seed + 1);
@@ -196,7 +210,7 @@ TEST(GpuStream, BatchInvariantAndGraphReplay) {
   CK(cudaMemcpy(dw, hw.data(), hw.size() * 2, cudaMemcpyHostToDevice));
   CK(cudaMemcpy(dx, hx.data(), hx.size() * 2, cudaMemcpyHostToDevice));
   solgemm::PrepareOptions opt;
-  opt.kernel = "stream";
+  opt.kernel = family;
   auto w = solgemm::Weights::prepare(dw, solgemm::DType::bf16, n, k, nullptr, opt);
   std::vector<uint16_t> full(mmax * n), part(mmax * n);
   w.run(dx, mmax, dout, n, nullptr);
@@ -231,6 +245,16 @@ TEST(GpuStream, BatchInvariantAndGraphReplay) {
   cudaFree(dw);
   cudaFree(dx);
   cudaFree(dout);
+}
+
+TEST(GpuStream, BatchInvariantAndGraphReplay) {
+  SOLGEMM_REQUIRE_GPU();
+  batch_invariant_and_replay("stream", solgemm::testing::test_seed(16));
+}
+
+TEST(GpuSimt, BatchInvariantAndGraphReplay) {
+  SOLGEMM_REQUIRE_GPU();
+  batch_invariant_and_replay("simt", solgemm::testing::test_seed(18));
 }
 
 }  // namespace

@@ -58,6 +58,9 @@ TEST(Plan, CoversEveryLayerAtEveryM) {
         case solgemm::Kernel::stream:
           ADD_FAILURE() << "the plan table does not choose the stream family (forced only)";
           break;
+        case solgemm::Kernel::simt:
+          ADD_FAILURE() << "the plan table does not choose the simt family (forced only)";
+          break;
       }
     }
   }
@@ -75,6 +78,10 @@ TEST(Plan, ForcedFamilies) {
   EXPECT_THROW(solgemm::select_plan(packed, 1, solgemm::Kernel::router), solgemm::Error);
   EXPECT_EQ(solgemm::kernel_from_string("wide"), solgemm::Kernel::wide);
   EXPECT_EQ(solgemm::kernel_from_string("stream"), solgemm::Kernel::stream);
+  EXPECT_EQ(solgemm::kernel_from_string("simt"), solgemm::Kernel::simt);
+  EXPECT_EQ(solgemm::select_plan({256, 8192, solgemm::Storage::hilo}, 8, solgemm::Kernel::simt).kernel,
+            solgemm::Kernel::simt);
+  EXPECT_EQ(solgemm::select_plan(packed, 3, solgemm::Kernel::simt).kernel, solgemm::Kernel::simt);
   EXPECT_THROW(solgemm::select_plan({256, 8192, solgemm::Storage::hilo}, 8, solgemm::Kernel::stream), solgemm::Error);
   try {
     solgemm::kernel_from_string("fast");

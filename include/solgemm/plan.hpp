@@ -15,6 +15,7 @@ enum class Kernel {
   wide,        // verify batches 64 < m <= 256: weights as wgmma's register A (packed BF16, or the router's hi + lo)
   vendor,      // cuBLAS on the raw BF16 weights: math-bound m > 64, until a family of ours beats it there
   stream,      // the raw BF16 weights streamed by TMA into wgmma (128 rows x 8..256 tokens per CTA), K split
+  simt,        // the raw weights (FP32 or BF16) on the CUDA cores: a few rows per CTA over the whole K, few tokens
 };
 const char* to_string(Kernel k);
 

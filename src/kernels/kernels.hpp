@@ -179,6 +179,14 @@ StreamWs stream_ws_need(int64_t n, int64_t max_m);  // sizes (no pointers) for a
 void launch_stream(const Config& cfg, const StreamView& w, const __nv_bfloat16* x, int64_t m, __nv_bfloat16* out,
                    int64_t rows, cudaStream_t stream);
 
+// simt.cu: the raw row-major weights (FP32 -> FP32 out, BF16 -> BF16 out) on the CUDA cores, R rows per CTA over the
+// whole K (or a cluster of split_k CTAs), any m (tuned for a few tokens). Config: split_k = cluster size, rt_cta =
+// rows per CTA, gpw = 16-byte units per row per thread, n_tiles = tokens per CTA / 4. Needs K % 4 == 0 (FP32) or
+// K % 8 == 0 (BF16) and x aligned to 8 (16) bytes: simt_supports; launch_simt throws otherwise.
+bool simt_supports(DType wt, int64_t k, const void* x);
+void launch_simt(const Config& cfg, DType wt, const void* W, const __nv_bfloat16* x, int64_t m, void* out,
+                 int64_t rows, int64_t k, cudaStream_t stream);
+
 // router.cu: FP32 weights as hi + lo, FP32 out, any m.
 void launch_router(const Config& cfg, const HiLoView& w, const __nv_bfloat16* x, int64_t m, float* out,
                    int64_t rows, cudaStream_t stream);

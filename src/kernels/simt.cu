@@ -1,0 +1,264 @@
+// SIMT family: the raw row-major weights (FP32 or BF16) times a few tokens on the CUDA cores, whole rows per CTA.
+//
+// Idea: where N is small (the router: 256 rows) the tensor-core families must split K across 8 CTAs per 16-row
+// tile to fill the GPU, and the split-K exchange after the stream costs 1.5-2.5 us (perf-notes steps 11-16). With
+// FMAs on the CUDA cores a CTA can own just R rows (R = 2 for the router: 128 CTAs) over the whole K, so the only
+// reduction is inside the CTA (or a cluster of S CTAs, through distributed shared memory, when S > 1 splits K).
+// Each of the 512 threads issues its R x U 16-byte weight loads at entry (all of the CTA's bytes in flight at
+// once, like the streaming-read ceiling kernel), copies the x columns it will read into its own shared-memory
+// slots (cp.async, no barrier: only the thread itself reads them), and multiplies as the loads land.
+//
+//   thread t of the CTA: units (16 bytes: 4 FP32 or 8 BF16 k) u = t + 512 j (j < U) of the CTA's k range, for each
+//   of the R rows; acc[r][tok] in FP32, k ascending within the thread; then a fixed tree: the 512 partials of an
+//   output in G-strided order by G threads (G = 512 / (R MT)), a G-lane butterfly, and the S cluster ranks in
+//   order. Nothing depends on m (MT tokens per CTA are always computed, the rows past m are never stored):
+//   bitwise deterministic and batch invariant over every m of one variant and split.
+//
+// Roofline: the router (8.4 MB of FP32) at the streaming ceiling is ~2.8 us. The FMAs cost R x MT per 16 bytes
+// of weights per thread; at m = 8 on the router that is ~400 instructions per thread after the loads land
+// (~0.5-1 us), so the family serves few tokens only (plan table). FP32 weights are used as they are (no hi + lo
+// split): products and sums in FP32.
+#include <cooperative_groups.h>
+#include <cuda_bf16.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "async_copy.cuh"
+#include "decode.cuh"
+#include "kernels.hpp"
+
+namespace solgemm::kernels {
+namespace {
+
+constexpr int kThreads = 512;
+
+template <class WT>
+struct Unit;
+template <>
+struct Unit<float> {
+  static constexpr int kE = 4;  // weights per 16-byte unit
+  // w's element e (FP32 bits)
+  __device__ static float w(const uint4& v, int e) {
+    return __uint_as_float(e == 0 ? v.x : e == 1 ? v.y : e == 2 ? v.z : v.w);
+  }
+};
+template <>
+struct Unit<__nv_bfloat16> {
+  static constexpr int kE = 8;
+  __device__ static float w(const uint4& v, int e) {
+    const uint32_t r = (e >> 1) == 0 ? v.x : (e >> 1) == 1 ? v.y : (e >> 1) == 2 ? v.z : v.w;
+    return __uint_as_float((e & 1) ? (r & 0xFFFF0000u) : (r << 16));
+  }
+};
+
+// x of a unit (kE BF16 values) in shared memory: 8 or 16 bytes.
+template <int E>
+struct XSlot;
+template <>
+struct XSlot<4> {
+  using T = uint2;
+  __device__ static float x(const uint2& v, int e) {
+    const uint32_t r = (e >> 1) ? v.y : v.x;
+    return __uint_as_float((e & 1) ? (r & 0xFFFF0000u) : (r << 16));
+  }
+};
+template <>
+struct XSlot<8> {
+  using T = uint4;
+  __device__ static float x(const uint4& v, int e) {
+    const uint32_t r = (e >> 1) == 0 ? v.x : (e >> 1) == 1 ? v.y : (e >> 1) == 2 ? v.z : v.w;
+    return __uint_as_float((e & 1) ? (r & 0xFFFF0000u) : (r << 16));
+  }
+};
+
+struct Args {
+  const void* w = nullptr;           // N x K row-major
+  const __nv_bfloat16* x = nullptr;  // m x K
+  void* out = nullptr;               // m x rows (FP32 for FP32 weights, else BF16)
+  int m = 0, rows = 0, k = 0;
+  int split = 1;                     // cluster size along x: the CTAs sharing one row block's K
+};
+
+__device__ __forceinline__ void cp_async(uint32_t dst, const void* src, int bytes, int src_bytes) {
+  if (bytes == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
+}
+
+__device__ __forceinline__ void store_out(float* o, int64_t i, float v) { o[i] = v; }
+__device__ __forceinline__ void store_out(__nv_bfloat16* o, int64_t i, float v) { o[i] = __float2bfloat16_rn(v); }
+
+// R rows per CTA, U units per row per thread, MT tokens per CTA (grid y walks chunks of MT tokens).
+template <class WT, int R, int U, int MT>
+__global__ void __launch_bounds__(kThreads, 1) simt_kernel(const Args a) {
+  constexpr int E = Unit<WT>::kE;
+  constexpr int V = R * MT;              // outputs of the CTA
+  constexpr int G = kThreads / V;        // threads per output in the tree
+  static_assert(V >= 16 && G >= 1 && G <= 32 && kThreads % V == 0, "simt: R x MT must be 16..512, dividing 512");
+  using XT = typename XSlot<E>::T;
+  using Out = std::conditional_t<std::is_same_v<WT, float>, float, __nv_bfloat16>;
+  extern __shared__ __align__(16) uint8_t smem[];
+  const int tid = threadIdx.x;
+  const int rank = a.split > 1 ? static_cast<int>(blockIdx.x) % a.split : 0;
+  const int rblock = static_cast<int>(blockIdx.x) / a.split;
+  const int r0 = rblock * R, tok0 = static_cast<int>(blockIdx.y) * MT;
+  const int mt = min(MT, a.m - tok0);
+  // The CTA's k range in units (K % E == 0: the launcher checks), balanced over the split.
+  const int nu_all = a.k / E;
+  const int u_lo = static_cast<int>(static_cast<int64_t>(nu_all) * rank / a.split);
+  const int u_hi = static_cast<int>(static_cast<int64_t>(nu_all) * (rank + 1) / a.split);
+  const WT* w = static_cast<const WT*>(a.w);
+  float acc[R][MT];
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+#pragma unroll
+    for (int t = 0; t < MT; ++t) acc[r][t] = 0.f;
+  const uint32_t xs = family::smem_u32(smem);
+  for (int p0 = u_lo; p0 < u_hi; p0 += kThreads * U) {  // passes (one for the planned shapes)
+    if (p0 != u_lo) __syncthreads();  // (several passes: nothing left to wait for; kept for clarity)
+    // x columns of this thread's units, token t at slot (t U + j) 512 + tid (conflict-free reads).
+#pragma unroll
+    for (int j = 0; j < U; ++j) {
+      const int u = p0 + tid + kThreads * j;
+      for (int t = 0; t < mt; ++t) {
+        const bool ok = u < u_hi;
+        const __nv_bfloat16* src = ok ? a.x + static_cast<int64_t>(tok0 + t) * a.k + static_cast<int64_t>(u) * E : a.x;
+        cp_async(xs + static_cast<uint32_t>(((t * U + j) * kThreads + tid) * sizeof(XT)), src,
+                 static_cast<int>(sizeof(XT)), ok ? static_cast<int>(sizeof(XT)) : 0);
+      }
+    }
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+    uint4 wv[R][U];
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+      for (int j = 0; j < U; ++j) {
+        const int u = p0 + tid + kThreads * j;
+        wv[r][j] = (u < u_hi && r0 + r < a.rows)
+                       ? ld_stream16(w + static_cast<int64_t>(r0 + r) * a.k + static_cast<int64_t>(u) * E)
+                       : make_uint4(0, 0, 0, 0);
+      }
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+    const XT* xv = reinterpret_cast<const XT*>(smem);
+#pragma unroll
+    for (int t = 0; t < MT; ++t) {
+      if (t < mt) {
+#pragma unroll
+        for (int j = 0; j < U; ++j) {
+          const XT xu = xv[(t * U + j) * kThreads + tid];
+#pragma unroll
+          for (int e = 0; e < E; ++e) {
+            const float xe = XSlot<E>::x(xu, e);
+#pragma unroll
+            for (int r = 0; r < R; ++r) acc[r][t] = fmaf(Unit<WT>::w(wv[r][j], e), xe, acc[r][t]);
+          }
+        }
+      }
+    }
+  }
+  // The CTA's tree: partial (v = r MT + t) of thread i at part[v (512 + G) + i]; output v summed by threads
+  // v G .. v G + G - 1, thread j of them adding i = j, j + G, j + 2 G, ... in order, then a G-lane butterfly.
+  __syncthreads();  // x slots free
+  float* part = reinterpret_cast<float*>(smem);
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+#pragma unroll
+    for (int t = 0; t < MT; ++t) part[(r * MT + t) * (kThreads + G) + tid] = acc[r][t];
+  __syncthreads();
+  const int v = tid / G, jg = tid % G;
+  float s = part[v * (kThreads + G) + jg];
+#pragma unroll 8
+  for (int i = 1; i < V; ++i) s += part[v * (kThreads + G) + jg + G * i];
+#pragma unroll
+  for (int off = G / 2; off >= 1; off /= 2) s += __shfl_xor_sync(0xFFFFFFFFu, s, off);
+  const int r = v / MT, t = v % MT;
+  Out* out = static_cast<Out*>(a.out);
+  if (a.split == 1) {
+    if (jg == 0 && t < mt && r0 + r < a.rows) store_out(out, static_cast<int64_t>(tok0 + t) * a.rows + r0 + r, s);
+    return;
+  }
+  // Split K over a cluster: CTA `rank` sums outputs [V rank / S, V (rank + 1) / S) over the ranks in order.
+  float* red = part + V * (kThreads + G);
+  if (jg == 0) red[v] = s;
+  namespace cg = cooperative_groups;
+  cg::cluster_group cl = cg::this_cluster();
+  cl.sync();
+  const int v0 = V * rank / a.split, v1 = V * (rank + 1) / a.split;
+  if (tid < v1 - v0) {
+    const int vo = v0 + tid, ro = vo / MT, to = vo % MT;
+    float sum = 0.f;
+    for (int q = 0; q < a.split; ++q) {
+      const float pv = *cl.map_shared_rank(red + vo, q);
+      sum = q == 0 ? pv : sum + pv;
+    }
+    if (to < mt && r0 + ro < a.rows) store_out(out, static_cast<int64_t>(tok0 + to) * a.rows + r0 + ro, sum);
+  }
+  cl.sync();  // peers read this CTA's red until here
+}
+
+template <class WT, int R, int U, int MT>
+void launch_variant(const Args& a, cudaStream_t stream) {
+  constexpr auto kern = simt_kernel<WT, R, U, MT>;
+  constexpr int E = Unit<WT>::kE, V = R * MT, G = kThreads / V;
+  const size_t xbytes = static_cast<size_t>(std::min(MT, a.m)) * U * kThreads * E * 2;
+  const size_t pbytes = (static_cast<size_t>(V) * (kThreads + G) + V) * 4;
+  const size_t smem = (std::max(xbytes, pbytes) + 127) / 128 * 128;
+  ensure_dynamic_smem<kern, 227 * 1024>("simt kernel");
+  const int rblocks = (a.rows + R - 1) / R;
+  cudaLaunchConfig_t lc{};
+  lc.gridDim = dim3(static_cast<unsigned>(rblocks * a.split), static_cast<unsigned>((a.m + MT - 1) / MT), 1);
+  lc.blockDim = dim3(kThreads, 1, 1);
+  lc.dynamicSmemBytes = smem;
+  lc.stream = stream;
+  cudaLaunchAttribute at[1];
+  at[0].id = cudaLaunchAttributeClusterDimension;
+  at[0].val.clusterDim.x = static_cast<unsigned>(a.split);
+  at[0].val.clusterDim.y = 1;
+  at[0].val.clusterDim.z = 1;
+  lc.attrs = at;
+  lc.numAttrs = a.split > 1 ? 1 : 0;
+  const cudaError_t e = cudaLaunchKernelEx(&lc, kern, a);
+  if (e != cudaSuccess) throw Error(fmt::format("solgemm: simt launch: CUDA error: {}", cudaGetErrorString(e)));
+}
+
+}  // namespace
+
+bool simt_supports(DType wt, int64_t k, const void* x) {
+  const int e = wt == DType::f32 ? 4 : 8;
+  return k % e == 0 && reinterpret_cast<uintptr_t>(x) % (2 * e) == 0;
+}
+
+// Config: split_k = S (cluster size), rt_cta = R (rows per CTA), gpw = U (units per row per thread), n_tiles =
+// tokens per CTA / 4; the compiled variants are listed here.
+void launch_simt(const Config& cfg, DType wt, const void* W, const __nv_bfloat16* x, int64_t m, void* out,
+                 int64_t rows, int64_t k, cudaStream_t stream) {
+  if (!simt_supports(wt, k, x))
+    throw Error(fmt::format("solgemm: simt: K = {} must be a multiple of {} and x aligned to {} bytes", k,
+                            wt == DType::f32 ? 4 : 8, wt == DType::f32 ? 8 : 16));
+  if (cfg.split_k < 1 || cfg.split_k > 8 || m > (int64_t{1} << 30) || rows > (int64_t{1} << 30) || k > (int64_t{1} << 30))
+    throw Error(fmt::format("solgemm: simt: split {} (expected 1..8), m = {}, rows = {}, K = {}", cfg.split_k, m, rows, k));
+  Args a;
+  a.w = W;
+  a.x = x;
+  a.out = out;
+  a.m = static_cast<int>(m);
+  a.rows = static_cast<int>(rows);
+  a.k = static_cast<int>(k);
+  a.split = cfg.split_k;
+  const int mt = 4 * cfg.n_tiles;
+  if (wt == DType::f32) {
+    if (cfg.rt_cta == 2 && cfg.gpw == 4 && mt == 8) return launch_variant<float, 2, 4, 8>(a, stream);
+    if (cfg.rt_cta == 4 && cfg.gpw == 2 && mt == 8) return launch_variant<float, 4, 2, 8>(a, stream);
+    if (cfg.rt_cta == 2 && cfg.gpw == 4 && mt == 16) return launch_variant<float, 2, 4, 16>(a, stream);
+    if (cfg.rt_cta == 8 && cfg.gpw == 1 && mt == 8) return launch_variant<float, 8, 1, 8>(a, stream);
+  } else {
+    if (cfg.rt_cta == 8 && cfg.gpw == 1 && mt == 4) return launch_variant<__nv_bfloat16, 8, 1, 4>(a, stream);
+    if (cfg.rt_cta == 8 && cfg.gpw == 1 && mt == 8) return launch_variant<__nv_bfloat16, 8, 1, 8>(a, stream);
+  }
+  throw Error(fmt::format("solgemm: simt: no compiled variant for {} weights, {} rows x {} units per thread x {} "
+                          "tokens per CTA", to_string(wt), cfg.rt_cta, cfg.gpw, mt));
+}
+
+}  // namespace solgemm::kernels
