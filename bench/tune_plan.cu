@@ -225,6 +225,12 @@ int main(int argc, char** argv) {
         continue;
       }
       row += fmt::format("{}{} {:.2f}", row.empty() ? "" : "; ", tag, tm.time(go) - fixed);
+      if (trace) {  // TUNE_TRACE: where the time goes (slots: simt.cu stamp)
+        const int ctas = static_cast<int>((sh.rows + v.r - 1) / v.r * v.s * ((m + v.mt - 1) / v.mt));
+        tm.timeline(fmt::format("simt {} m={} {}", sh.name, m, tag).c_str(), ctas, trace, [&](unsigned long long* tr) {
+          solgemm::kernels::launch_simt(c, wt, dw, x, m, out, sh.rows, sh.k, tm.s, tr);
+        });
+      }
     }
     const float plan_us = tm.time(plan_go) - fixed, cublas_us = tm.time(cublas_go) - fixed;
     std::printf("| %d | simt | %s | %s | | | %.2f | %.2f (plan) | |\n", m,

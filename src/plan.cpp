@@ -351,7 +351,43 @@ constexpr SkinnyWin kSkinnyWins[] = {
      "(tune_plan: 5.6 / 5.8 us at m = 1 / 4 against the tuned cuBLASLt split-K 6.1 / 6.1; tie at m = 8)"},
 };
 
+namespace {
+
+// Where the simt family (the raw weights on the CUDA cores, whole rows per CTA, no split-K exchange) beats the
+// tensor-core families: a few tokens only, since every CTA reads all of x through L2 (m x K x 2 bytes per CTA) and
+// the FMAs grow with m (tune_plan simt rows, docs/results/tuning/2026-11-29_h200_s11-simt.md). The simt rows of a
+// shape are bitwise batch invariant among themselves (one layout), not with the next range's family.
+struct SimtWin {
+  int64_t rows, k;
+  bool f32;  // FP32 weights (the router's hi + lo storage keeps the raw FP32 copy) or BF16 (packed storage)
+  int64_t max_m;
+  const char* why;
+};
+constexpr SimtWin kSimtWins[] = {
+    {256, 8192, true, 2,
+     "router m<=2: FP32 weights as they are, 2 rows x the whole K per CTA, 128 CTAs, no split (tune_plan: 4.32 / 4.74 "
+     "us at m = 1 / 2 against 5.15 / 5.18 for the router family; tie at m = 4)"},
+    {1024, 4096, false, 2,
+     "unpooler slice m<=2: raw BF16, 8 rows x the whole K per CTA, 128 CTAs, no split (tune_plan: 4.83 / 5.09 us at "
+     "m = 1 / 2 against 5.63 / 5.70 for the skinny family; 6.02 against 5.86 at m = 4)"},
+};
+
+const SimtWin* find_simt(const Shape& s, int64_t m) {
+  const bool f32 = s.storage == Storage::hilo;
+  for (const SimtWin& w : kSimtWins)
+    if (w.rows == s.rows && w.k == s.k && w.f32 == f32 && m <= w.max_m) return &w;
+  return nullptr;
+}
+
+}  // namespace
+
 Plan select_plan(const Shape& s, int64_t m) {
+  if (s.storage == Storage::packed12 || s.storage == Storage::packed16 || s.storage == Storage::hilo)
+    if (const SimtWin* w = find_simt(s, m)) {
+      Plan p = plan_simt(s, m);
+      p.why = w->why;
+      return p;
+    }
   switch (s.storage) {
     case Storage::packed12:
     case Storage::packed16: {

@@ -41,9 +41,11 @@ void check_router(const Case& c, uint64_t seed, const std::string& family) {
   // up to m = 64 and go to the wide family's hi + lo source from 65 to 256; everything else past 32 goes to
   // cuBLAS hi + lo.
   const bool tuned_verify = c.n == 256 && c.k == 8192 && c.rows == 256;
-  for (int m : {1, 64, 65, 256, 257}) {
+  const int64_t simt_max = tuned_verify ? 2 : 0;  // the plan's simt range (src/plan.cpp kSimtWins)
+  for (int m : {1, 2, 3, 64, 65, 256, 257}) {
     const std::string plan = w.plan_for(m, c.rows);
     const char* want = !family.empty()                          ? family.c_str()
+                       : m <= simt_max                          ? "simt"
                        : m <= 32 || (tuned_verify && m <= 64)   ? "router"
                        : tuned_verify && m <= 256               ? "wide"
                                                                 : "vendor";
@@ -66,8 +68,8 @@ void check_router(const Case& c, uint64_t seed, const std::string& family) {
   // wide range 65..256 (one split, 128- or 256-token CTAs). A forced family is checked over every m.
   const bool plan_mode = family.empty();
   const int64_t invariant_max = tuned_verify ? 64 : 32;
-  std::vector<float> obase, owide;
-  int64_t base_m = 0, wide_m = 0;
+  std::vector<float> obase, owide, osimt;
+  int64_t base_m = 0, wide_m = 0, simt_m = 0;
   for (int m : c.ms) {
     const bool vendor = w.plan_for(m, c.rows).find("vendor") != std::string::npos;
     const double tol = vendor ? std::max(c.tol, 2e-5) : c.tol;
@@ -109,6 +111,10 @@ void check_router(const Case& c, uint64_t seed, const std::string& family) {
           << "batch invariance (" << range << "): rows differ from m=" << bm;
     };
     if (plan_mode && tuned_verify && m > 64 && m <= 256) invariant(owide, wide_m, "wide range");
+    if (plan_mode && m <= simt_max) {
+      invariant(osimt, simt_m, "simt range");
+      continue;
+    }
     if (plan_mode && m > invariant_max) continue;
     invariant(obase, base_m, "router family");
   }

@@ -58,8 +58,11 @@ TEST(Plan, CoversEveryLayerAtEveryM) {
         case solgemm::Kernel::stream:
           ADD_FAILURE() << "the plan table does not choose the stream family (forced only)";
           break;
-        case solgemm::Kernel::simt:
-          ADD_FAILURE() << "the plan table does not choose the simt family (forced only)";
+        case solgemm::Kernel::simt:  // a few tokens, the tuned router and unpooler slice only
+          EXPECT_LE(m, 2);
+          EXPECT_TRUE((l.n == 256 && l.k == 8192 && l.storage == solgemm::Storage::hilo) ||
+                      (l.n == 1024 && l.k == 4096 && l.storage != solgemm::Storage::hilo));
+          EXPECT_EQ(p.cfg.split_k, 1);
           break;
       }
     }
@@ -112,15 +115,21 @@ TEST(Plan, RouterRanges) {
     int64_t lo, hi;
     int cs, rt_cta, wk, gpw, max_tiles;
   };
-  const Range ranges[] = {{1, 8, 8, 1, 4, 4, 1}, {9, 16, 8, 2, 4, 4, 2}, {17, 32, 8, 1, 4, 4, 4},
+  const Range ranges[] = {{3, 8, 8, 1, 4, 4, 1}, {9, 16, 8, 2, 4, 4, 2}, {17, 32, 8, 1, 4, 4, 4},
                           {33, 64, 8, 2, 4, 4, 4}};
-  const auto p1 = solgemm::select_plan(router, 1);
+  // 1..2 tokens: the simt family (FP32 weights as they are, no split K), one layout
+  for (int64_t m : {1, 2}) {
+    const auto p = solgemm::select_plan(router, m);
+    EXPECT_EQ(p.kernel, solgemm::Kernel::simt) << p.str();
+    EXPECT_EQ(p.cfg.split_k, 1);
+  }
+  const auto p1 = solgemm::select_plan(router, 3);
   for (const Range& r : ranges)
     for (int64_t m = r.lo; m <= r.hi; ++m) {
       const auto p = solgemm::select_plan(router, m);
       SCOPED_TRACE(testing::Message() << "m=" << m << " plan=" << p.str());
       ASSERT_EQ(p.kernel, solgemm::Kernel::router);
-      EXPECT_TRUE(same_k_order(p.cfg, p1.cfg)) << "K order differs from m = 1 (batch invariance)";
+      EXPECT_TRUE(same_k_order(p.cfg, p1.cfg)) << "K order differs from m = 3 (batch invariance)";
       EXPECT_EQ(p.cfg.split_k, r.cs);
       EXPECT_EQ(p.cfg.rt_cta, r.rt_cta);
       EXPECT_EQ(p.cfg.wk, r.wk);
@@ -163,18 +172,19 @@ namespace {
 // slices of gpw groups), which is what keeps its rows batch invariant.
 TEST(Plan, SkinnyRanges) {
   struct Win {
-    int64_t n, k, max_m;
+    int64_t n, k, min_m, max_m;
   };
-  const Win wins[] = {{2304, 8192, 16}, {4096, 8192, 32}, {8192, 4096, 8}, {1024, 4096, 4}};
+  // (the slice at 1..2 tokens: the simt family, RouterRanges' neighbour SimtRanges)
+  const Win wins[] = {{2304, 8192, 1, 16}, {4096, 8192, 1, 32}, {8192, 4096, 1, 8}, {1024, 4096, 3, 4}};
   for (const Win& w : wins)
     for (const solgemm::Storage st : {solgemm::Storage::packed12, solgemm::Storage::packed16}) {
       const solgemm::Shape s{w.n, w.k, st};
-      const auto p1 = solgemm::select_plan(s, 1);
-      for (int64_t m = 1; m <= w.max_m; ++m) {
+      const auto p1 = solgemm::select_plan(s, w.min_m);
+      for (int64_t m = w.min_m; m <= w.max_m; ++m) {
         const auto p = solgemm::select_plan(s, m);
         SCOPED_TRACE(testing::Message() << w.n << "x" << w.k << " m=" << m << " plan=" << p.str());
         ASSERT_EQ(p.kernel, solgemm::Kernel::skinny);
-        EXPECT_TRUE(same_k_order(p.cfg, p1.cfg)) << "K order differs from m = 1";
+        EXPECT_TRUE(same_k_order(p.cfg, p1.cfg)) << "K order differs from m = " << w.min_m;
         EXPECT_EQ(static_cast<int64_t>(p.cfg.split_k) * p.cfg.wk * p.cfg.gpw * 64, w.k);
         EXPECT_EQ(p.cfg.n_tiles, m <= 8 ? 1 : m <= 16 ? 2 : 4);
       }
@@ -188,6 +198,24 @@ TEST(Plan, SkinnyRanges) {
   EXPECT_EQ(solgemm::select_plan({8192, 4096, solgemm::Storage::packed12}, 2).cfg.split_k, 1);
   for (int64_t m : {1, 8, 16, 32})
     EXPECT_EQ(solgemm::select_plan({8192, 1024, solgemm::Storage::packed12}, m).kernel, solgemm::Kernel::vendor);
+}
+
+// The simt family's plan rows: the router and the unpooler slice at 1..2 tokens, one layout each (split 1), any
+// storage of the slice's BF16 weights; untuned shapes never take it.
+TEST(Plan, SimtRanges) {
+  for (const solgemm::Shape& s : {solgemm::Shape{256, 8192, solgemm::Storage::hilo},
+                                  solgemm::Shape{1024, 4096, solgemm::Storage::packed12},
+                                  solgemm::Shape{1024, 4096, solgemm::Storage::packed16}}) {
+    const auto p1 = solgemm::select_plan(s, 1), p2 = solgemm::select_plan(s, 2);
+    EXPECT_EQ(p1.kernel, solgemm::Kernel::simt) << p1.str();
+    EXPECT_EQ(p2.kernel, solgemm::Kernel::simt) << p2.str();
+    EXPECT_EQ(p1.cfg.str(), p2.cfg.str());
+    EXPECT_NE(solgemm::select_plan(s, 3).kernel, solgemm::Kernel::simt);
+  }
+  for (const solgemm::Shape& s : {solgemm::Shape{8192, 4096, solgemm::Storage::packed12},
+                                  solgemm::Shape{100, 8192, solgemm::Storage::hilo},
+                                  solgemm::Shape{1024, 4096, solgemm::Storage::raw_bf16}})
+    EXPECT_NE(solgemm::select_plan(s, 1).kernel, solgemm::Kernel::simt) << s.rows << "x" << s.k;
 }
 
 }  // namespace

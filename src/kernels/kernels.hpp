@@ -185,7 +185,7 @@ void launch_stream(const Config& cfg, const StreamView& w, const __nv_bfloat16* 
 // K % 8 == 0 (BF16) and x aligned to 8 (16) bytes: simt_supports; launch_simt throws otherwise.
 bool simt_supports(DType wt, int64_t k, const void* x);
 void launch_simt(const Config& cfg, DType wt, const void* W, const __nv_bfloat16* x, int64_t m, void* out,
-                 int64_t rows, int64_t k, cudaStream_t stream);
+                 int64_t rows, int64_t k, cudaStream_t stream, unsigned long long* trace = nullptr);
 
 // router.cu: FP32 weights as hi + lo, FP32 out, any m.
 void launch_router(const Config& cfg, const HiLoView& w, const __nv_bfloat16* x, int64_t m, float* out,

@@ -78,7 +78,16 @@ struct Args {
   void* out = nullptr;               // m x rows (FP32 for FP32 weights, else BF16)
   int m = 0, rows = 0, k = 0;
   int split = 1;                     // cluster size along x: the CTAs sharing one row block's K
+  unsigned long long* trace = nullptr;  // bench only: %globaltimer stamps per CTA (8 slots; null in the library)
 };
+
+// Bench timeline (Args::trace): 0 entry, 1 thread 0's x landed, 2 thread 0's FMAs done (its weights landed), 3 every
+// thread's FMAs done, 4 the CTA's tree done, 5 the cluster's partials visible, 6 output written.
+__device__ __forceinline__ void stamp(unsigned long long* trace, int i) {
+  unsigned long long v;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(v));
+  trace[(static_cast<size_t>(blockIdx.y) * gridDim.x + blockIdx.x) * 8 + i] = v;
+}
 
 __device__ __forceinline__ void cp_async(uint32_t dst, const void* src, int bytes, int src_bytes) {
   if (bytes == 16)
@@ -116,6 +125,8 @@ __global__ void __launch_bounds__(kThreads, 1) simt_kernel(const Args a) {
 #pragma unroll
     for (int t = 0; t < MT; ++t) acc[r][t] = 0.f;
   const uint32_t xs = family::smem_u32(smem);
+  unsigned long long* const trace = tid == 0 ? a.trace : nullptr;
+  if (trace) stamp(trace, 0);
   for (int p0 = u_lo; p0 < u_hi; p0 += kThreads * U) {  // passes (one for the planned shapes)
     if (p0 != u_lo) __syncthreads();  // (several passes: nothing left to wait for; kept for clarity)
     // x columns of this thread's units, token t at slot (t U + j) 512 + tid (conflict-free reads).
@@ -141,6 +152,7 @@ __global__ void __launch_bounds__(kThreads, 1) simt_kernel(const Args a) {
                        : make_uint4(0, 0, 0, 0);
       }
     asm volatile("cp.async.wait_all;\n" ::: "memory");
+    if (trace && p0 == u_lo) stamp(trace, 1);
     const XT* xv = reinterpret_cast<const XT*>(smem);
 #pragma unroll
     for (int t = 0; t < MT; ++t) {
@@ -160,7 +172,9 @@ __global__ void __launch_bounds__(kThreads, 1) simt_kernel(const Args a) {
   }
   // The CTA's tree: partial (v = r MT + t) of thread i at part[v (512 + G) + i]; output v summed by threads
   // v G .. v G + G - 1, thread j of them adding i = j, j + G, j + 2 G, ... in order, then a G-lane butterfly.
+  if (trace) stamp(trace, acc[0][0] == 12345.f ? 1 : 2);
   __syncthreads();  // x slots free
+  if (trace) stamp(trace, 3);
   float* part = reinterpret_cast<float*>(smem);
 #pragma unroll
   for (int r = 0; r < R; ++r)
@@ -175,8 +189,10 @@ __global__ void __launch_bounds__(kThreads, 1) simt_kernel(const Args a) {
   for (int off = G / 2; off >= 1; off /= 2) s += __shfl_xor_sync(0xFFFFFFFFu, s, off);
   const int r = v / MT, t = v % MT;
   Out* out = static_cast<Out*>(a.out);
+  if (trace) stamp(trace, 4);
   if (a.split == 1) {
     if (jg == 0 && t < mt && r0 + r < a.rows) store_out(out, static_cast<int64_t>(tok0 + t) * a.rows + r0 + r, s);
+    if (trace) stamp(trace, 6);
     return;
   }
   // Split K over a cluster: CTA `rank` sums outputs [V rank / S, V (rank + 1) / S) over the ranks in order.
@@ -185,6 +201,7 @@ __global__ void __launch_bounds__(kThreads, 1) simt_kernel(const Args a) {
   namespace cg = cooperative_groups;
   cg::cluster_group cl = cg::this_cluster();
   cl.sync();
+  if (trace) stamp(trace, 5);
   const int v0 = V * rank / a.split, v1 = V * (rank + 1) / a.split;
   if (tid < v1 - v0) {
     const int vo = v0 + tid, ro = vo / MT, to = vo % MT;
@@ -195,6 +212,7 @@ __global__ void __launch_bounds__(kThreads, 1) simt_kernel(const Args a) {
     }
     if (to < mt && r0 + ro < a.rows) store_out(out, static_cast<int64_t>(tok0 + to) * a.rows + r0 + ro, sum);
   }
+  if (trace) stamp(trace, 6);
   cl.sync();  // peers read this CTA's red until here
 }
 
@@ -233,7 +251,7 @@ bool simt_supports(DType wt, int64_t k, const void* x) {
 // Config: split_k = S (cluster size), rt_cta = R (rows per CTA), gpw = U (units per row per thread), n_tiles =
 // tokens per CTA / 4; the compiled variants are listed here.
 void launch_simt(const Config& cfg, DType wt, const void* W, const __nv_bfloat16* x, int64_t m, void* out,
-                 int64_t rows, int64_t k, cudaStream_t stream) {
+                 int64_t rows, int64_t k, cudaStream_t stream, unsigned long long* trace) {
   if (!simt_supports(wt, k, x))
     throw Error(fmt::format("solgemm: simt: K = {} must be a multiple of {} and x aligned to {} bytes", k,
                             wt == DType::f32 ? 4 : 8, wt == DType::f32 ? 8 : 16));
@@ -247,6 +265,7 @@ void launch_simt(const Config& cfg, DType wt, const void* W, const __nv_bfloat16
   a.rows = static_cast<int>(rows);
   a.k = static_cast<int>(k);
   a.split = cfg.split_k;
+  a.trace = trace;
   const int mt = 4 * cfg.n_tiles;
   if (wt == DType::f32) {
     if (cfg.rt_cta == 2 && cfg.gpw == 4 && mt == 8) return launch_variant<float, 2, 4, 8>(a, stream);
