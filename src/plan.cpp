@@ -355,7 +355,7 @@ namespace {
 
 // Where the simt family (the raw weights on the CUDA cores, whole rows per CTA, no split-K exchange) beats the
 // tensor-core families: a few tokens only, since every CTA reads all of x through L2 (m x K x 2 bytes per CTA) and
-// the FMAs grow with m (tune_plan simt rows, docs/results/tuning/2026-11-29_h200_s11-simt.md). The simt rows of a
+// the FMAs grow with m (tune_plan simt rows, docs/results/tuning/2026-11-29_h200_s11-simt-{router,slice}.md). The simt rows of a
 // shape are bitwise batch invariant among themselves (one layout), not with the next range's family.
 struct SimtWin {
   int64_t rows, k;
