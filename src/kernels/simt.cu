@@ -9,10 +9,9 @@
 // slots (cp.async, no barrier: only the thread itself reads them), and multiplies as the loads land.
 //
 //   thread t of the CTA: units (16 bytes: 4 FP32 or 8 BF16 k) u = t + 512 j (j < U) of the CTA's k range, for each
-//   of the R rows; acc[r][tok] in FP32, k ascending within the thread; then a fixed tree: the 512 partials of an
-//   output in G-strided order by G threads (G = 512 / (R MT)), a G-lane butterfly, and the S cluster ranks in
-//   order. Nothing depends on m (MT tokens per CTA are always computed, the rows past m are never stored):
-//   bitwise deterministic and batch invariant over every m of one variant and split.
+//   of the R rows; acc[r][tok] in FP32, k ascending within the thread; then a fixed tree per output: a butterfly
+//   over the 32 lanes of each warp, the 16 warps in order, and the S cluster ranks in order. Nothing depends on m
+//   (only whether a token exists): bitwise deterministic and batch invariant over every m of one variant and split.
 //
 // Roofline: the router (8.4 MB of FP32) at the streaming ceiling is ~2.8 us. The FMAs cost R x MT per 16 bytes
 // of weights per thread; at m = 8 on the router that is ~400 instructions per thread after the loads land
@@ -104,8 +103,7 @@ template <class WT, int R, int U, int MT>
 __global__ void __launch_bounds__(kThreads, 1) simt_kernel(const Args a) {
   constexpr int E = Unit<WT>::kE;
   constexpr int V = R * MT;              // outputs of the CTA
-  constexpr int G = kThreads / V;        // threads per output in the tree
-  static_assert(V >= 16 && G >= 1 && G <= 32 && kThreads % V == 0, "simt: R x MT must be 16..512, dividing 512");
+  static_assert(V <= kThreads, "simt: R x MT outputs per CTA, one thread each in the tree");
   using XT = typename XSlot<E>::T;
   using Out = std::conditional_t<std::is_same_v<WT, float>, float, __nv_bfloat16>;
   extern __shared__ __align__(16) uint8_t smem[];
@@ -170,34 +168,45 @@ __global__ void __launch_bounds__(kThreads, 1) simt_kernel(const Args a) {
       }
     }
   }
-  // The CTA's tree: partial (v = r MT + t) of thread i at part[v (512 + G) + i]; output v summed by threads
-  // v G .. v G + G - 1, thread j of them adding i = j, j + G, j + 2 G, ... in order, then a G-lane butterfly.
+  // The CTA's tree, per output (r, t) of a token that exists: a butterfly over the 32 lanes of each warp (xor 16, 8,
+  // 4, 2, 1: every lane ends with the same sum), then the 16 warps' sums in order by one thread. Only the mt real
+  // tokens are reduced (the tree of each output is the same whatever mt: batch invariant).
   if (trace) stamp(trace, acc[0][0] == 12345.f ? 1 : 2);
   __syncthreads();  // x slots free
   if (trace) stamp(trace, 3);
-  float* part = reinterpret_cast<float*>(smem);
+  float* wsum = reinterpret_cast<float*>(smem);  // [warp][r][t]
+  const int lane = tid & 31, warp = tid >> 5;
 #pragma unroll
-  for (int r = 0; r < R; ++r)
+  for (int t = 0; t < MT; ++t) {
+    if (t < mt) {
 #pragma unroll
-    for (int t = 0; t < MT; ++t) part[(r * MT + t) * (kThreads + G) + tid] = acc[r][t];
+      for (int r = 0; r < R; ++r) {
+        float v = acc[r][t];
+#pragma unroll
+        for (int off = 16; off >= 1; off /= 2) v += __shfl_xor_sync(0xFFFFFFFFu, v, off);
+        if (lane == 0) wsum[(warp * R + r) * MT + t] = v;
+      }
+    }
+  }
   __syncthreads();
-  const int v = tid / G, jg = tid % G;
-  float s = part[v * (kThreads + G) + jg];
-#pragma unroll 8
-  for (int i = 1; i < V; ++i) s += part[v * (kThreads + G) + jg + G * i];
+  constexpr int kWarps = kThreads / 32;
+  const int v = tid, r = v / MT, t = v % MT;  // output v = r MT + t of thread v < V
+  float s = 0.f;
+  if (v < V && t < mt) {
+    s = wsum[v];
 #pragma unroll
-  for (int off = G / 2; off >= 1; off /= 2) s += __shfl_xor_sync(0xFFFFFFFFu, s, off);
-  const int r = v / MT, t = v % MT;
+    for (int w2 = 1; w2 < kWarps; ++w2) s += wsum[w2 * V + v];
+  }
   Out* out = static_cast<Out*>(a.out);
   if (trace) stamp(trace, 4);
   if (a.split == 1) {
-    if (jg == 0 && t < mt && r0 + r < a.rows) store_out(out, static_cast<int64_t>(tok0 + t) * a.rows + r0 + r, s);
+    if (v < V && t < mt && r0 + r < a.rows) store_out(out, static_cast<int64_t>(tok0 + t) * a.rows + r0 + r, s);
     if (trace) stamp(trace, 6);
     return;
   }
   // Split K over a cluster: CTA `rank` sums outputs [V rank / S, V (rank + 1) / S) over the ranks in order.
-  float* red = part + V * (kThreads + G);
-  if (jg == 0) red[v] = s;
+  float* red = wsum + kWarps * V;
+  if (v < V) red[v] = s;
   namespace cg = cooperative_groups;
   cg::cluster_group cl = cg::this_cluster();
   cl.sync();
@@ -219,9 +228,9 @@ __global__ void __launch_bounds__(kThreads, 1) simt_kernel(const Args a) {
 template <class WT, int R, int U, int MT>
 void launch_variant(const Args& a, cudaStream_t stream) {
   constexpr auto kern = simt_kernel<WT, R, U, MT>;
-  constexpr int E = Unit<WT>::kE, V = R * MT, G = kThreads / V;
+  constexpr int E = Unit<WT>::kE, V = R * MT;
   const size_t xbytes = static_cast<size_t>(std::min(MT, a.m)) * U * kThreads * E * 2;
-  const size_t pbytes = (static_cast<size_t>(V) * (kThreads + G) + V) * 4;
+  const size_t pbytes = static_cast<size_t>(kThreads / 32 + 1) * V * 4;  // the warps' sums, the cluster's shares
   const size_t smem = (std::max(xbytes, pbytes) + 127) / 128 * 128;
   ensure_dynamic_smem<kern, 227 * 1024>("simt kernel");
   const int rblocks = (a.rows + R - 1) / R;
