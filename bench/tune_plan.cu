@@ -187,17 +187,20 @@ int main(int argc, char** argv) {
   auto simt_row = [&](const ShapeSpec& sh, const void* dw, int m, const std::function<void()>& plan_go,
                       const std::function<void()>& cublas_go, const void* refp) {
     struct V {
-      int s, r, u, mt;
+      int s, r, u, mt, rg, nth;
     };
-    const std::vector<V> vs = sh.hilo ? std::vector<V>{{1, 2, 4, 8}, {2, 4, 2, 8}, {1, 2, 4, 16}, {4, 8, 1, 8}}
-                                      : std::vector<V>{{1, 8, 1, 4}, {1, 8, 1, 8}};
+    const std::string nm = sh.name;
+    const std::vector<V> vs = sh.hilo        ? std::vector<V>{{1, 2, 4, 8, 1, 512}, {1, 2, 2, 4, 1, 1024}}
+                              : nm == "o"    ? std::vector<V>{{1, 64, 1, 2, 4, 512}}
+                                             : std::vector<V>{{1, 8, 1, 4, 1, 512}, {1, 8, 1, 2, 2, 1024}};
     const size_t n_out = static_cast<size_t>(m) * sh.rows, esz = sh.hilo ? 4 : 2;
     const solgemm::DType wt = sh.hilo ? solgemm::DType::f32 : solgemm::DType::bf16;
     std::string row;
     tm.reps = final_reps;
     for (const V& v : vs) {
-      solgemm::Config c = solgemm::layout_config(v.s, v.r, 1, v.u, v.mt / 4);
-      const std::string tag = fmt::format("S{}/R{}/U{}/T{}", v.s, v.r, v.u, v.mt);
+      solgemm::Config c = solgemm::layout_config(v.s, v.r, v.rg, v.u, v.mt);
+      c.warps = v.nth / 32;
+      const std::string tag = fmt::format("S{}/R{}/G{}/U{}/T{}/{}", v.s, v.r, v.rg, v.u, v.mt, v.nth);
       auto go = [&] { solgemm::kernels::launch_simt(c, wt, dw, x, m, out, sh.rows, sh.k, tm.s); };
       CK(cudaMemset(out, 0xFF, n_out * esz));
       try {

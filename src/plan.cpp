@@ -213,7 +213,7 @@ Plan plan_simt(const Shape& s, int64_t /*m*/) {
   Plan p;
   p.kernel = Kernel::simt;
   const bool f32 = s.storage == Storage::hilo || s.storage == Storage::raw_f32;
-  p.cfg = f32 ? layout_config(1, 2, 1, 4, 2) : layout_config(1, 8, 1, 1, 1);
+  p.cfg = f32 ? layout_config(1, 2, 1, 4, 8) : layout_config(1, 8, 1, 1, 4);  // (n_tiles: tokens per CTA)
   p.cfg.warps = 16;
   p.why = f32 ? "FP32 weights as they are on the CUDA cores: 2 rows x the whole K per CTA, 8 tokens per CTA"
               : "BF16 weights on the CUDA cores: 8 rows x the whole K per CTA, 4 tokens per CTA";

@@ -4,14 +4,15 @@
 // tile to fill the GPU, and the split-K exchange after the stream costs 1.5-2.5 us (perf-notes steps 11-16). With
 // FMAs on the CUDA cores a CTA can own just R rows (R = 2 for the router: 128 CTAs) over the whole K, so the only
 // reduction is inside the CTA (or a cluster of S CTAs, through distributed shared memory, when S > 1 splits K).
-// Each of the 512 threads issues its R x U 16-byte weight loads at entry (all of the CTA's bytes in flight at
+// Each thread issues its RT x U 16-byte weight loads at entry (all of the CTA's bytes in flight at
 // once, like the streaming-read ceiling kernel), copies the x columns it will read into its own shared-memory
 // slots (cp.async, no barrier: only the thread itself reads them), and multiplies as the loads land.
 //
-//   thread t of the CTA: units (16 bytes: 4 FP32 or 8 BF16 k) u = t + 512 j (j < U) of the CTA's k range, for each
-//   of the R rows; acc[r][tok] in FP32, k ascending within the thread; then a fixed tree per output: a butterfly
-//   over the 32 lanes of each warp, the 16 warps in order, and the S cluster ranks in order. Nothing depends on m
-//   (only whether a token exists): bitwise deterministic and batch invariant over every m of one variant and split.
+//   CTA = RG row groups of TPR threads; thread i of a group: units (16 bytes: 4 FP32 or 8 BF16 k) u = i + TPR j
+//   (j < U) of the CTA's k range, for each of its group's RT rows; acc[r][tok] in FP32, k ascending within the
+//   thread; then a fixed tree per output: a butterfly over the 32 lanes of each warp, the group's warps in order,
+//   and the S cluster ranks in order. Nothing depends on m (only whether a token exists): bitwise deterministic
+//   and batch invariant over every m of one variant and split.
 //
 // Roofline: the router (8.4 MB of FP32) at the streaming ceiling is ~2.8 us. The FMAs cost R x MT per 16 bytes
 // of weights per thread; at m = 8 on the router that is ~400 instructions per thread after the loads land
@@ -29,8 +30,6 @@
 
 namespace solgemm::kernels {
 namespace {
-
-constexpr int kThreads = 512;
 
 template <class WT>
 struct Unit;
@@ -98,58 +97,59 @@ __device__ __forceinline__ void cp_async(uint32_t dst, const void* src, int byte
 __device__ __forceinline__ void store_out(float* o, int64_t i, float v) { o[i] = v; }
 __device__ __forceinline__ void store_out(__nv_bfloat16* o, int64_t i, float v) { o[i] = __float2bfloat16_rn(v); }
 
-// R rows per CTA, U units per row per thread, MT tokens per CTA (grid y walks chunks of MT tokens).
-template <class WT, int R, int U, int MT>
-__global__ void __launch_bounds__(kThreads, 1) simt_kernel(const Args a) {
+// CTA = RG row groups of TPR = NTH / RG threads; thread i of group g owns rows r0 + g RT + [0, RT) (R = RT RG rows per
+// CTA) and units i + TPR j (j < U) of each pass over the CTA's k range; MT tokens per CTA (grid y walks chunks).
+template <class WT, int RT, int U, int MT, int RG, int NTH>
+__global__ void __launch_bounds__(NTH, 1) simt_kernel(const Args a) {
   constexpr int E = Unit<WT>::kE;
-  constexpr int V = R * MT;              // outputs of the CTA
-  static_assert(V <= kThreads, "simt: R x MT outputs per CTA, one thread each in the tree");
+  constexpr int R = RT * RG, V = R * MT, TPR = NTH / RG, WPG = TPR / 32;  // outputs; warps per row group
+  static_assert(V <= NTH && TPR % 32 == 0 && NTH % RG == 0, "simt: one thread per output in the tree, whole warps per group");
   using XT = typename XSlot<E>::T;
   using Out = std::conditional_t<std::is_same_v<WT, float>, float, __nv_bfloat16>;
   extern __shared__ __align__(16) uint8_t smem[];
-  const int tid = threadIdx.x;
+  const int tid = threadIdx.x, g = tid / TPR, i = tid % TPR;
   const int rank = a.split > 1 ? static_cast<int>(blockIdx.x) % a.split : 0;
   const int rblock = static_cast<int>(blockIdx.x) / a.split;
-  const int r0 = rblock * R, tok0 = static_cast<int>(blockIdx.y) * MT;
+  const int r0 = rblock * R, rg0 = r0 + g * RT, tok0 = static_cast<int>(blockIdx.y) * MT;
   const int mt = min(MT, a.m - tok0);
   // The CTA's k range in units (K % E == 0: the launcher checks), balanced over the split.
   const int nu_all = a.k / E;
   const int u_lo = static_cast<int>(static_cast<int64_t>(nu_all) * rank / a.split);
   const int u_hi = static_cast<int>(static_cast<int64_t>(nu_all) * (rank + 1) / a.split);
   const WT* w = static_cast<const WT*>(a.w);
-  float acc[R][MT];
+  float acc[RT][MT];
 #pragma unroll
-  for (int r = 0; r < R; ++r)
+  for (int r = 0; r < RT; ++r)
 #pragma unroll
     for (int t = 0; t < MT; ++t) acc[r][t] = 0.f;
   const uint32_t xs = family::smem_u32(smem);
   unsigned long long* const trace = tid == 0 ? a.trace : nullptr;
   if (trace) stamp(trace, 0);
-  for (int p0 = u_lo; p0 < u_hi; p0 += kThreads * U) {  // passes (one for the planned shapes)
-    if (p0 != u_lo) __syncthreads();  // (several passes: nothing left to wait for; kept for clarity)
-    // x columns of this thread's units, token t at slot (t U + j) 512 + tid (conflict-free reads).
-#pragma unroll
-    for (int j = 0; j < U; ++j) {
-      const int u = p0 + tid + kThreads * j;
-      for (int t = 0; t < mt; ++t) {
-        const bool ok = u < u_hi;
-        const __nv_bfloat16* src = ok ? a.x + static_cast<int64_t>(tok0 + t) * a.k + static_cast<int64_t>(u) * E : a.x;
-        cp_async(xs + static_cast<uint32_t>(((t * U + j) * kThreads + tid) * sizeof(XT)), src,
-                 static_cast<int>(sizeof(XT)), ok ? static_cast<int>(sizeof(XT)) : 0);
-      }
+  for (int p0 = u_lo; p0 < u_hi; p0 += TPR * U) {  // passes (one for the planned shapes)
+    if (p0 != u_lo) __syncthreads();  // the previous pass's x slots are read
+    // x of the pass: token t, unit p0 + i + TPR j at slot (t U + j) TPR + i (conflict-free reads); with one row
+    // group each thread copies exactly the slots it reads (no barrier needed), else the CTA shares them.
+    for (int sl = tid; sl < mt * U * TPR; sl += NTH) {
+      const int ii = sl % TPR, tj = sl / TPR, t = tj / U, j = tj % U;
+      const int u = p0 + ii + TPR * j;
+      const bool ok = u < u_hi;
+      const __nv_bfloat16* src = ok ? a.x + static_cast<int64_t>(tok0 + t) * a.k + static_cast<int64_t>(u) * E : a.x;
+      cp_async(xs + static_cast<uint32_t>(sl * sizeof(XT)), src, static_cast<int>(sizeof(XT)),
+               ok ? static_cast<int>(sizeof(XT)) : 0);
     }
     asm volatile("cp.async.commit_group;\n" ::: "memory");
-    uint4 wv[R][U];
+    uint4 wv[RT][U];
 #pragma unroll
-    for (int r = 0; r < R; ++r)
+    for (int r = 0; r < RT; ++r)
 #pragma unroll
       for (int j = 0; j < U; ++j) {
-        const int u = p0 + tid + kThreads * j;
-        wv[r][j] = (u < u_hi && r0 + r < a.rows)
-                       ? ld_stream16(w + static_cast<int64_t>(r0 + r) * a.k + static_cast<int64_t>(u) * E)
+        const int u = p0 + i + TPR * j;
+        wv[r][j] = (u < u_hi && rg0 + r < a.rows)
+                       ? ld_stream16(w + static_cast<int64_t>(rg0 + r) * a.k + static_cast<int64_t>(u) * E)
                        : make_uint4(0, 0, 0, 0);
       }
     asm volatile("cp.async.wait_all;\n" ::: "memory");
+    if (RG > 1) __syncthreads();
     if (trace && p0 == u_lo) stamp(trace, 1);
     const XT* xv = reinterpret_cast<const XT*>(smem);
 #pragma unroll
@@ -157,20 +157,20 @@ __global__ void __launch_bounds__(kThreads, 1) simt_kernel(const Args a) {
       if (t < mt) {
 #pragma unroll
         for (int j = 0; j < U; ++j) {
-          const XT xu = xv[(t * U + j) * kThreads + tid];
+          const XT xu = xv[(t * U + j) * TPR + i];
 #pragma unroll
           for (int e = 0; e < E; ++e) {
             const float xe = XSlot<E>::x(xu, e);
 #pragma unroll
-            for (int r = 0; r < R; ++r) acc[r][t] = fmaf(Unit<WT>::w(wv[r][j], e), xe, acc[r][t]);
+            for (int r = 0; r < RT; ++r) acc[r][t] = fmaf(Unit<WT>::w(wv[r][j], e), xe, acc[r][t]);
           }
         }
       }
     }
   }
-  // The CTA's tree, per output (r, t) of a token that exists: a butterfly over the 32 lanes of each warp (xor 16, 8,
-  // 4, 2, 1: every lane ends with the same sum), then the 16 warps' sums in order by one thread. Only the mt real
-  // tokens are reduced (the tree of each output is the same whatever mt: batch invariant).
+  // The CTA's tree, per output (row, t) of a token that exists: a butterfly over the 32 lanes of each warp (xor 16,
+  // 8, 4, 2, 1: every lane ends with the same sum), then the row group's warps in order by one thread. Only the mt
+  // real tokens are reduced (the tree of each output is the same whatever mt: batch invariant).
   if (trace) stamp(trace, acc[0][0] == 12345.f ? 1 : 2);
   __syncthreads();  // x slots free
   if (trace) stamp(trace, 3);
@@ -180,32 +180,32 @@ __global__ void __launch_bounds__(kThreads, 1) simt_kernel(const Args a) {
   for (int t = 0; t < MT; ++t) {
     if (t < mt) {
 #pragma unroll
-      for (int r = 0; r < R; ++r) {
+      for (int r = 0; r < RT; ++r) {
         float v = acc[r][t];
 #pragma unroll
         for (int off = 16; off >= 1; off /= 2) v += __shfl_xor_sync(0xFFFFFFFFu, v, off);
-        if (lane == 0) wsum[(warp * R + r) * MT + t] = v;
+        if (lane == 0) wsum[(warp * RT + r) * MT + t] = v;
       }
     }
   }
   __syncthreads();
-  constexpr int kWarps = kThreads / 32;
-  const int v = tid, r = v / MT, t = v % MT;  // output v = r MT + t of thread v < V
+  // output v = row-in-CTA * MT + t, summed by thread v: row group vg, its row vr, over the group's warps in order
+  const int v = tid, vrow = v / MT, t = v % MT, vg = vrow / RT, vr = vrow % RT;
   float s = 0.f;
   if (v < V && t < mt) {
-    s = wsum[v];
+    s = wsum[((vg * WPG) * RT + vr) * MT + t];
 #pragma unroll
-    for (int w2 = 1; w2 < kWarps; ++w2) s += wsum[w2 * V + v];
+    for (int w2 = 1; w2 < WPG; ++w2) s += wsum[((vg * WPG + w2) * RT + vr) * MT + t];
   }
   Out* out = static_cast<Out*>(a.out);
   if (trace) stamp(trace, 4);
   if (a.split == 1) {
-    if (v < V && t < mt && r0 + r < a.rows) store_out(out, static_cast<int64_t>(tok0 + t) * a.rows + r0 + r, s);
+    if (v < V && t < mt && r0 + vrow < a.rows) store_out(out, static_cast<int64_t>(tok0 + t) * a.rows + r0 + vrow, s);
     if (trace) stamp(trace, 6);
     return;
   }
   // Split K over a cluster: CTA `rank` sums outputs [V rank / S, V (rank + 1) / S) over the ranks in order.
-  float* red = wsum + kWarps * V;
+  float* red = wsum + (NTH / 32) * RT * MT;
   if (v < V) red[v] = s;
   namespace cg = cooperative_groups;
   cg::cluster_group cl = cg::this_cluster();
@@ -225,18 +225,18 @@ __global__ void __launch_bounds__(kThreads, 1) simt_kernel(const Args a) {
   cl.sync();  // peers read this CTA's red until here
 }
 
-template <class WT, int R, int U, int MT>
+template <class WT, int RT, int U, int MT, int RG, int NTH>
 void launch_variant(const Args& a, cudaStream_t stream) {
-  constexpr auto kern = simt_kernel<WT, R, U, MT>;
-  constexpr int E = Unit<WT>::kE, V = R * MT;
-  const size_t xbytes = static_cast<size_t>(std::min(MT, a.m)) * U * kThreads * E * 2;
-  const size_t pbytes = static_cast<size_t>(kThreads / 32 + 1) * V * 4;  // the warps' sums, the cluster's shares
+  constexpr auto kern = simt_kernel<WT, RT, U, MT, RG, NTH>;
+  constexpr int E = Unit<WT>::kE, R = RT * RG, V = R * MT;
+  const size_t xbytes = static_cast<size_t>(std::min(MT, a.m)) * U * (NTH / RG) * E * 2;
+  const size_t pbytes = (static_cast<size_t>(NTH / 32) * RT * MT + V) * 4;  // the warps' sums, the cluster's shares
   const size_t smem = (std::max(xbytes, pbytes) + 127) / 128 * 128;
   ensure_dynamic_smem<kern, 227 * 1024>("simt kernel");
   const int rblocks = (a.rows + R - 1) / R;
   cudaLaunchConfig_t lc{};
   lc.gridDim = dim3(static_cast<unsigned>(rblocks * a.split), static_cast<unsigned>((a.m + MT - 1) / MT), 1);
-  lc.blockDim = dim3(kThreads, 1, 1);
+  lc.blockDim = dim3(NTH, 1, 1);
   lc.dynamicSmemBytes = smem;
   lc.stream = stream;
   cudaLaunchAttribute at[1];
@@ -257,8 +257,8 @@ bool simt_supports(DType wt, int64_t k, const void* x) {
   return k % e == 0 && reinterpret_cast<uintptr_t>(x) % (2 * e) == 0;
 }
 
-// Config: split_k = S (cluster size), rt_cta = R (rows per CTA), gpw = U (units per row per thread), n_tiles =
-// tokens per CTA / 4; the compiled variants are listed here.
+// Config: split_k = S (cluster size), rt_cta = R (rows per CTA), wk = RG (row groups), gpw = U (units per row per
+// thread), n_tiles = tokens per CTA, warps = threads / 32; the compiled variants are listed here.
 void launch_simt(const Config& cfg, DType wt, const void* W, const __nv_bfloat16* x, int64_t m, void* out,
                  int64_t rows, int64_t k, cudaStream_t stream, unsigned long long* trace) {
   if (!simt_supports(wt, k, x))
@@ -275,18 +275,20 @@ void launch_simt(const Config& cfg, DType wt, const void* W, const __nv_bfloat16
   a.k = static_cast<int>(k);
   a.split = cfg.split_k;
   a.trace = trace;
-  const int mt = 4 * cfg.n_tiles;
+  const int mt = cfg.n_tiles, nth = 32 * cfg.warps, rg = cfg.wk;
+  auto is = [&](int r, int u, int t, int g, int n) {
+    return cfg.rt_cta == r && cfg.gpw == u && mt == t && rg == g && nth == n;
+  };
   if (wt == DType::f32) {
-    if (cfg.rt_cta == 2 && cfg.gpw == 4 && mt == 8) return launch_variant<float, 2, 4, 8>(a, stream);
-    if (cfg.rt_cta == 4 && cfg.gpw == 2 && mt == 8) return launch_variant<float, 4, 2, 8>(a, stream);
-    if (cfg.rt_cta == 2 && cfg.gpw == 4 && mt == 16) return launch_variant<float, 2, 4, 16>(a, stream);
-    if (cfg.rt_cta == 8 && cfg.gpw == 1 && mt == 8) return launch_variant<float, 8, 1, 8>(a, stream);
+    if (is(2, 4, 8, 1, 512)) return launch_variant<float, 2, 4, 8, 1, 512>(a, stream);
+    if (is(2, 2, 4, 1, 1024)) return launch_variant<float, 2, 2, 4, 1, 1024>(a, stream);
   } else {
-    if (cfg.rt_cta == 8 && cfg.gpw == 1 && mt == 4) return launch_variant<__nv_bfloat16, 8, 1, 4>(a, stream);
-    if (cfg.rt_cta == 8 && cfg.gpw == 1 && mt == 8) return launch_variant<__nv_bfloat16, 8, 1, 8>(a, stream);
+    if (is(8, 1, 4, 1, 512)) return launch_variant<__nv_bfloat16, 8, 1, 4, 1, 512>(a, stream);
+    if (is(8, 1, 2, 2, 1024)) return launch_variant<__nv_bfloat16, 4, 1, 2, 2, 1024>(a, stream);
+    if (is(64, 1, 2, 4, 512)) return launch_variant<__nv_bfloat16, 16, 1, 2, 4, 512>(a, stream);
   }
-  throw Error(fmt::format("solgemm: simt: no compiled variant for {} weights, {} rows x {} units per thread x {} "
-                          "tokens per CTA", to_string(wt), cfg.rt_cta, cfg.gpw, mt));
+  throw Error(fmt::format("solgemm: simt: no compiled variant for {} weights, {} rows in {} groups x {} units per "
+                          "thread x {} tokens per CTA, {} threads", to_string(wt), cfg.rt_cta, rg, cfg.gpw, mt, nth));
 }
 
 }  // namespace solgemm::kernels
