@@ -189,10 +189,7 @@ int main(int argc, char** argv) {
     struct V {
       int s, r, u, mt, rg, nth;
     };
-    const std::string nm = sh.name;
-    const std::vector<V> vs = sh.hilo        ? std::vector<V>{{1, 2, 4, 8, 1, 512}, {1, 2, 2, 4, 1, 1024}}
-                              : nm == "o"    ? std::vector<V>{{1, 64, 1, 2, 4, 512}}
-                                             : std::vector<V>{{1, 8, 1, 4, 1, 512}, {1, 8, 1, 2, 2, 1024}};
+    const std::vector<V> vs = sh.hilo ? std::vector<V>{{1, 2, 4, 8, 1, 512}} : std::vector<V>{{1, 8, 1, 4, 1, 512}};
     const size_t n_out = static_cast<size_t>(m) * sh.rows, esz = sh.hilo ? 4 : 2;
     const solgemm::DType wt = sh.hilo ? solgemm::DType::f32 : solgemm::DType::bf16;
     std::string row;

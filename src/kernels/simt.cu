@@ -258,7 +258,8 @@ bool simt_supports(DType wt, int64_t k, const void* x) {
 }
 
 // Config: split_k = S (cluster size), rt_cta = R (rows per CTA), wk = RG (row groups), gpw = U (units per row per
-// thread), n_tiles = tokens per CTA, warps = threads / 32; the compiled variants are listed here.
+// thread), n_tiles = tokens per CTA, warps = threads / 32. Compiled: the plan's two variants (perf-notes step 63: 1024
+// threads per CTA and the o layer's 64 rows per CTA were slower).
 void launch_simt(const Config& cfg, DType wt, const void* W, const __nv_bfloat16* x, int64_t m, void* out,
                  int64_t rows, int64_t k, cudaStream_t stream, unsigned long long* trace) {
   if (!simt_supports(wt, k, x))
@@ -281,11 +282,8 @@ void launch_simt(const Config& cfg, DType wt, const void* W, const __nv_bfloat16
   };
   if (wt == DType::f32) {
     if (is(2, 4, 8, 1, 512)) return launch_variant<float, 2, 4, 8, 1, 512>(a, stream);
-    if (is(2, 2, 4, 1, 1024)) return launch_variant<float, 2, 2, 4, 1, 1024>(a, stream);
   } else {
     if (is(8, 1, 4, 1, 512)) return launch_variant<__nv_bfloat16, 8, 1, 4, 1, 512>(a, stream);
-    if (is(8, 1, 2, 2, 1024)) return launch_variant<__nv_bfloat16, 4, 1, 2, 2, 1024>(a, stream);
-    if (is(64, 1, 2, 4, 512)) return launch_variant<__nv_bfloat16, 16, 1, 2, 4, 512>(a, stream);
   }
   throw Error(fmt::format("solgemm: simt: no compiled variant for {} weights, {} rows in {} groups x {} units per "
                           "thread x {} tokens per CTA, {} threads", to_string(wt), cfg.rt_cta, rg, cfg.gpw, mt, nth));
