@@ -43,21 +43,8 @@ void skinny_nt(const Args& a, cudaStream_t stream) {
   launch<Src, NT, (WARPS1 + 1) * 32, 1, kBench>(a, stream);
 }
 
-// Two row tiles per compute warp (Config::warps = rt_cta * wk / 2; 9..32 tokens): each n tile's x fragments feed
-// both, halving the shared-memory reads of x (the main loop's bound at 16-32 tokens, perf-notes step 64); at most 8
-// compute warps (16 row tiles x k warps), one CTA per SM.
 template <class Src, bool kBench>
 void skinny_src(const Config& cfg, const Args& a, cudaStream_t stream) {
-  if (cfg.warps * 2 == cfg.rt_cta * cfg.wk) {
-    switch (cfg.n_tiles) {
-      case 2: launch<Src, 2, 288, 1, kBench, 2>(a, stream); return;
-      case 4: launch<Src, 4, 288, 1, kBench, 2>(a, stream); return;
-      default: break;
-    }
-    throw Error(fmt::format("solgemm: skinny: two row tiles per warp at n_tiles = {}; compiled for 2 and 4", cfg.n_tiles));
-  }
-  if (cfg.warps != cfg.rt_cta * cfg.wk)
-    throw Error(fmt::format("solgemm: skinny: layout [{}]: warps must be rt_cta x wk (or half of it)", cfg.str()));
   switch (cfg.n_tiles) {
     case 1: skinny_nt<Src, 1, 15, 31, kBench>(a, stream); return;
     case 2: skinny_nt<Src, 2, 15, 31, kBench>(a, stream); return;

@@ -296,46 +296,38 @@ __device__ __forceinline__ void patch_half(const Args& a, const WarpExc& x, int 
   }
 }
 
-// Half a group (k steps 2 HS, 2 HS + 1) of each of the warp's RPW row tiles: decode, patch the exceptions that
-// fall in it (`exc[p]`: the group's block has some), multiply by every n tile (each n tile's x fragments read
-// once for the RPW row tiles). `diag` is 0 in the library (a compile-time constant there).
-template <class Src, int NT, int HS, int RPW>
-__device__ __forceinline__ void half_step(const Args& a, const uint4 (&b)[RPW][Src::kLoads], const bool (&exc)[RPW],
-                                          const WarpExc (&wx)[RPW], int g, int g_begin, int blk, int lane,
-                                          uint32_t xrow, int xs_stride, float (&acc)[RPW][Src::kTerms][NT][4],
-                                          int diag) {
+// Half a group (k steps 2 HS, 2 HS + 1): decode, patch the exceptions that fall in it (`exc`: the group's block
+// has some), multiply by every n tile. `diag` is 0 in the library (a compile-time constant there).
+template <class Src, int NT, int HS>
+__device__ __forceinline__ void half_step(const Args& a, const uint4 (&b)[Src::kLoads], bool exc, const WarpExc& wx,
+                                          int g, int g_begin, int blk, int lane, uint32_t xrow, int xs_stride,
+                                          float (&acc)[Src::kTerms][NT][4], int diag) {
   constexpr int T = Src::kTerms;
-  uint32_t r[RPW][T][2][4];
+  uint32_t r[T][2][4];
+  if (diag & 8) {  // bench experiment: raw bits as A (no decode; wrong results)
 #pragma unroll
-  for (int p = 0; p < RPW; ++p) {
-    if (diag & 8) {  // bench experiment: raw bits as A (no decode; wrong results)
+    for (int t = 0; t < T; ++t)
 #pragma unroll
-      for (int t = 0; t < T; ++t)
+      for (int s = 0; s < 2; ++s)
 #pragma unroll
-        for (int s = 0; s < 2; ++s)
-#pragma unroll
-          for (int j = 0; j < 4; ++j)
-            r[p][t][s][j] = reinterpret_cast<const uint32_t*>(b[p])[(t * 8 + s * 4 + j) % (4 * Src::kLoads)];
-    } else if (diag & 16384) {  // bench: the true-domain decode (perf-notes step 39)
-      Src::template decode<HS, true>(b[p], a, r[p]);
-    } else {
-      Src::template decode<HS>(b[p], a, r[p]);
-    }
-    if constexpr (Src::kExc) {
-      if (exc[p]) patch_half<HS>(a, wx[p], g, g_begin, blk, lane, r[p]);
-    }
+        for (int j = 0; j < 4; ++j) r[t][s][j] = reinterpret_cast<const uint32_t*>(b)[(t * 8 + s * 4 + j) % (4 * Src::kLoads)];
+  } else if (diag & 16384) {  // bench: the true-domain decode (perf-notes step 39)
+    Src::template decode<HS, true>(b, a, r);
+  } else {
+    Src::template decode<HS>(b, a, r);
+  }
+  if constexpr (Src::kExc) {
+    if (exc) patch_half<HS>(a, wx, g, g_begin, blk, lane, r);
   }
 #pragma unroll
   for (int nt = 0; nt < NT; ++nt) {
     uint32_t b00, b01, b10, b11;  // {b0, b1} of k steps 2 HS and 2 HS + 1
     ldmatrix_x4(xrow + static_cast<uint32_t>((nt * 8 * xs_stride + HS * 32) * 2), b00, b01, b10, b11);
 #pragma unroll
-    for (int p = 0; p < RPW; ++p)
-#pragma unroll
-      for (int t = 0; t < T; ++t) {
-        mma(acc[p][t][nt], r[p][t][0], b00, b01);
-        mma(acc[p][t][nt], r[p][t][1], b10, b11);
-      }
+    for (int t = 0; t < T; ++t) {
+      mma(acc[t][nt], r[t][0], b00, b01);
+      mma(acc[t][nt], r[t][1], b10, b11);
+    }
   }
 }
 
@@ -356,8 +348,7 @@ constexpr bool x_phases_ok() {
 
 // kCluster: the cs CTAs of a tile are one thread-block cluster and reduce through distributed shared memory
 // (a separate instantiation, so that the workspace variant keeps its register allocation).
-// RPW: row tiles per compute warp (1, or 2 for one-term sources: the x fragments of an n tile feed both).
-template <class Src, int NT, int MAXT, int MINB, bool kCluster, bool kBench, int RPW = 1>
+template <class Src, int NT, int MAXT, int MINB, bool kCluster, bool kBench>
 __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   extern __shared__ __align__(128) uint8_t smem[];
   constexpr int T = Src::kTerms;
@@ -370,15 +361,11 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   const int crank = static_cast<int>(blockIdx.x) % a.cs;  // K split of this CTA
   const int rblock = static_cast<int>(blockIdx.x) / a.cs;
   const int tok0 = blockIdx.y * 8 * NT;                  // token chunk
-  // Compute warp (rt_local, kw) owns row tiles rt_local + p rtw (p < RPW) of the CTA's rt_cta, k slice kw.
-  const int rtw = a.rt_cta / RPW;
-  const int rt_local = warp % rtw, kw = warp / rtw;
-  const int rt = rblock * a.rt_cta + rt_local;           // the warp's first row tile; the p-th: rt + p rtw
+  const int rt_local = warp % a.rt_cta, kw = warp / a.rt_cta;
+  const int rt = rblock * a.rt_cta + rt_local;
   const int g_begin = (crank * a.wk + kw) * a.gpw;       // k group range of this warp
-  const int warps = a.rt_cta * a.wk / RPW;  // compute warps; warp `warps` is the producer
+  const int warps = a.rt_cta * a.wk;  // compute warps; warp `warps` is the producer
   const int n = (warp < warps && rt < a.row_tiles) ? max(min(a.gpw, a.k_groups - g_begin), 0) : 0;
-  // Row tile p of a warp with groups exists (the first one always does).
-  auto tile_ok = [&](int p) { return p == 0 || rt + p * rtw < a.row_tiles; };
   const int k_cta = a.wk * a.gpw * 64, xs_stride = k_cta + 8;
   const int S = a.stages;
   // Ring iterations of the CTA: the groups of its first k warp (the longest k range).
@@ -396,21 +383,17 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   constexpr bool kFirstOk = first_group_ok<Src, NT, MAXT>();
   const int d0 = (kFirstOk && S > 0) ? a.direct0 : 0;
   constexpr bool kRegFirst = Src::kTerms == 1;
-  const int pre_off = ring_off + S * warps * RPW * kSlot;  // (multi-term policies: the first group's slots)
-  // Lane's 16 bytes of chunk c of term t of the first group of the warp's row tile p.
-  auto first_src = [&](int t, int c, int p = 0) {
-    return Src::term(a, t) + (static_cast<int64_t>(rt + p * rtw) * a.k_groups + g_begin) * Src::kTermBytes + c * 512 +
-           lane * 16;
+  const int pre_off = ring_off + S * warps * kSlot;  // (multi-term policies: the first group's slots)
+  // Lane's 16 bytes of chunk c of term t of the warp's first group.
+  auto first_src = [&](int t, int c) {
+    return Src::term(a, t) + (static_cast<int64_t>(rt) * a.k_groups + g_begin) * Src::kTermBytes + c * 512 + lane * 16;
   };
-  uint4 bd[RPW][Src::kLoads];
+  uint4 bd[Src::kLoads];
   auto load_first = [&] {  // the warp's first group into registers (direct mode, and one-term policies with d0)
 #pragma unroll
-    for (int p = 0; p < RPW; ++p)
-      if (tile_ok(p))
+    for (int t = 0; t < T; ++t)
 #pragma unroll
-        for (int t = 0; t < T; ++t)
-#pragma unroll
-          for (int c = 0; c < Src::kLoads / T; ++c) bd[p][t * (Src::kLoads / T) + c] = ld_stream16(first_src(t, c, p));
+      for (int c = 0; c < Src::kLoads / T; ++c) bd[t * (Src::kLoads / T) + c] = ld_stream16(first_src(t, c));
   };
   if (d0 && n > 0) {
     if constexpr (kRegFirst) {
@@ -427,16 +410,13 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   }
   // The exception offsets of this warp's blocks first, before the weight stream fills the memory queue
   // (perf-notes step 21: 1.2-1.6 us at m = 32).
-  WarpExc wx[RPW];
+  WarpExc wx;
   int nb = 0;
   if constexpr (Src::kExc) {
     if (n > 0) {
       const int b_lo = g_begin >> 2;
       nb = ((g_begin + n - 1) >> 2) - b_lo + 1;
-#pragma unroll
-      for (int p = 0; p < RPW; ++p)
-        if (tile_ok(p) && lane <= nb)
-          wx[p].off_lane = __ldg(a.exc_off + static_cast<int64_t>(rt + p * rtw) * a.k_blocks + b_lo + lane);
+      if (lane <= nb) wx.off_lane = __ldg(a.exc_off + static_cast<int64_t>(rt) * a.k_blocks + b_lo + lane);
     }
   }
 
@@ -453,7 +433,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   const uint32_t xbars = bars + 8u * (2 * kMaxStages);
   // Cluster split-K tail by push (see the reduction): the peers' shares land in this CTA's ring, which must hold
   // the whole tile (cs shares); otherwise the tail pulls after a cluster barrier.
-  const bool push = kCluster && S > 0 && S * warps * RPW * kSlot >= a.rt_cta * NT * 128 * 4;
+  const bool push = kCluster && S > 0 && S * warps * kSlot >= a.rt_cta * NT * 128 * 4;
 
   // 1. Barriers (ring mode).
   if (S > 0) {  // (direct mode: no barriers, nothing to wait for before the loads)
@@ -533,9 +513,8 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   if (warp == warps && S > 0) {
     int pn = 0;
     int64_t pg = 0;
-    if (lane < warps * RPW) {  // lane = p warps + w: compute warp w's row tile p
-      const int lw = RPW == 1 ? lane : lane % warps, lp = RPW == 1 ? 0 : lane / warps;
-      const int prt = rblock * a.rt_cta + lw % rtw + lp * rtw, g0 = (crank * a.wk + lw / rtw) * a.gpw;
+    if (lane < warps) {
+      const int prt = rblock * a.rt_cta + lane % a.rt_cta, g0 = (crank * a.wk + lane / a.rt_cta) * a.gpw;
       pn = prt < a.row_tiles ? max(min(a.gpw, a.k_groups - g0), 0) : 0;
       pg = static_cast<int64_t>(prt) * a.k_groups + g0;
     }
@@ -553,7 +532,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
       }
       __syncwarp();
       if (i < pn) {
-        const uint32_t dst = smem_u32(smem) + static_cast<uint32_t>(ring_off + (q * warps * RPW + lane) * kSlot);
+        const uint32_t dst = smem_u32(smem) + static_cast<uint32_t>(ring_off + (q * warps + lane) * kSlot);
 #pragma unroll
         for (int t = 0; t < T; ++t)
           bulk_g2s(dst + t * Src::kTermBytes, Src::term(a, t) + (pg + i) * Src::kTermBytes, Src::kTermBytes,
@@ -578,33 +557,27 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   //    landed: requested before, the dependent entry load held the x barrier back by ~0.5 us (perf-notes
   //    step 23).
   if constexpr (Src::kExc) {
-#pragma unroll
-    for (int p = 0; p < RPW; ++p) {
-      if (n > 0 && tile_ok(p)) {
-        WarpExc& x = wx[p];
-        const int e0 = __shfl_sync(0xFFFFFFFFu, x.off_lane, 0);
-        x.e_total = __shfl_sync(0xFFFFFFFFu, x.off_lane, nb) - e0;
-        const int next = __shfl_down_sync(0xFFFFFFFFu, x.off_lane, 1);
-        x.blk_has = __ballot_sync(0xFFFFFFFFu, lane < nb && next > x.off_lane);
-        const int q = e0 + lane;
-        for (int j = 1; j < nb; ++j)
-          if (__shfl_sync(0xFFFFFFFFu, x.off_lane, j) <= q) x.bi = j;
-        if (x.e_total <= 32 && lane < x.e_total) x.e = __ldg(a.exc + q);
-      }
+    if (n > 0) {
+      const int e0 = __shfl_sync(0xFFFFFFFFu, wx.off_lane, 0);
+      wx.e_total = __shfl_sync(0xFFFFFFFFu, wx.off_lane, nb) - e0;
+      const int next = __shfl_down_sync(0xFFFFFFFFu, wx.off_lane, 1);
+      wx.blk_has = __ballot_sync(0xFFFFFFFFu, lane < nb && next > wx.off_lane);
+      const int q = e0 + lane;
+      for (int j = 1; j < nb; ++j)
+        if (__shfl_sync(0xFFFFFFFFu, wx.off_lane, j) <= q) wx.bi = j;
+      if (wx.e_total <= 32 && lane < wx.e_total) wx.e = __ldg(a.exc + q);
     }
   }
 
   // 5. Main loop (compute warps): wait for the stage, read the warp's slot half a group at a time, release it,
   //    decode, patch and multiply. Warps without groups in a stage still wait for it and release it.
-  float acc[RPW][T][NT][4];
+  float acc[T][NT][4];
 #pragma unroll
-  for (int p = 0; p < RPW; ++p)
+  for (int t = 0; t < T; ++t)
 #pragma unroll
-    for (int t = 0; t < T; ++t)
+    for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
-      for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-        for (int c = 0; c < 4; ++c) acc[p][t][nt][c] = 0.f;
+      for (int c = 0; c < 4; ++c) acc[t][nt][c] = 0.f;
   if (warp < warps) {
     // ldmatrix row address of this lane: token (lane & 7) of the n tile, k + 8 (lane >> 3) of the half group.
     // (n_tiles 1: tokens past m read the last staged row, see x_rows)
@@ -612,19 +585,17 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     const uint32_t xrow = smem_u32(smem) + static_cast<uint32_t>((xtok * xs_stride + kw * a.gpw * 64 +
                                                                   (lane >> 3) * 8) * 2);
     // One group: exceptions, then half 0, `mid` (the ring's second half load and release), half 1.
-    auto group = [&](int i, uint4 (&b)[RPW][Src::kLoads], auto&& mid) {
+    auto group = [&](int i, uint4 (&b)[Src::kLoads], auto&& mid) {
       const int g = g_begin + i, blk = (g >> 2) - (g_begin >> 2);
-      bool exc[RPW];  // warp-uniform; almost always false
-#pragma unroll
-      for (int p = 0; p < RPW; ++p) exc[p] = Src::kExc && ((wx[p].blk_has >> blk) & 1u);
+      const bool exc = Src::kExc && ((wx.blk_has >> blk) & 1u);  // warp-uniform; almost always false
       const uint32_t xr = xrow + static_cast<uint32_t>(i * 128);
-      if (!(diag & 1)) half_step<Src, NT, 0, RPW>(a, b, exc, wx, g, g_begin, blk, lane, xr, xs_stride, acc, diag);
+      if (!(diag & 1)) half_step<Src, NT, 0>(a, b, exc, wx, g, g_begin, blk, lane, xr, xs_stride, acc, diag);
       mid();
-      if (!(diag & 1)) half_step<Src, NT, 1, RPW>(a, b, exc, wx, g, g_begin, blk, lane, xr, xs_stride, acc, diag);
+      if (!(diag & 1)) half_step<Src, NT, 1>(a, b, exc, wx, g, g_begin, blk, lane, xr, xs_stride, acc, diag);
     };
     if (S == 0) {
       if (n > 0) group(0, bd, [] {});
-      if (trace && threadIdx.x == 0) stamp(trace, 2, acc[0][0][0][0] == 12345.f ? 1ull : 0ull);
+      if (trace && threadIdx.x == 0) stamp(trace, 2, acc[0][0][0] == 12345.f ? 1ull : 0ull);
     } else {
       // x phases still to wait for: their first groups, one byte each (phase 0 starts at group 0; a spent
       // byte shifts out, and no later group is 0), and the next phase's mbarrier
@@ -641,14 +612,13 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
           if constexpr (kRegFirst) {
             group(0, bd, [] {});
           } else {
-            static_assert(RPW == 1 || Src::kTerms == 1, "two row tiles per warp: one-term sources only");
             const uint8_t* pre = smem + pre_off + warp * kSlot;
-            uint4 b[RPW][Src::kLoads];
-            Src::template lds_half<0>(pre, lane, b[0]);
-            group(0, b, [&] { Src::template lds_half<1>(pre, lane, b[0]); });
+            uint4 b[Src::kLoads];
+            Src::template lds_half<0>(pre, lane, b);
+            group(0, b, [&] { Src::template lds_half<1>(pre, lane, b); });
           }
         }
-        if (trace && threadIdx.x == 0 && !(diag & 256)) stamp(trace, 2, acc[0][0][0][0] == 12345.f ? 1ull : 0ull);
+        if (trace && threadIdx.x == 0 && !(diag & 256)) stamp(trace, 2, acc[0][0][0] == 12345.f ? 1ull : 0ull);
       }
       int s = 0;
       uint32_t ph = 0;
@@ -661,15 +631,11 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
         if (!(diag & 8192)) mbar_wait(bars + 8u * s, ph);
         const uint32_t empty = bars + 8u * (S + s);
         if (i < n) {
-          // the warp's row tile p at slot p warps + warp of the stage (a missing row tile reads a stale slot:
-          // its sums are never stored)
-          const uint8_t* slot = smem + ring_off + (s * warps * RPW + warp) * kSlot;
-          uint4 b[RPW][Src::kLoads];
-#pragma unroll
-          for (int p = 0; p < RPW; ++p) Src::template lds_half<0>(slot + p * warps * kSlot, lane, b[p]);
+          const uint8_t* slot = smem + ring_off + (s * warps + warp) * kSlot;
+          uint4 b[Src::kLoads];
+          Src::template lds_half<0>(slot, lane, b);
           group(i, b, [&] {
-#pragma unroll
-            for (int p = 0; p < RPW; ++p) Src::template lds_half<1>(slot + p * warps * kSlot, lane, b[p]);
+            Src::template lds_half<1>(slot, lane, b);
             __syncwarp();
             if (lane == 0 && !(diag & 8192)) mbar_arrive(empty);  // slot read: release it
           });
@@ -677,7 +643,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
           __syncwarp();
           if (lane == 0 && !(diag & 8192)) mbar_arrive(empty);
         }
-        if (i == 0 && trace && threadIdx.x == 0 && !(diag & 256)) stamp(trace, 2, acc[0][0][0][0] == 12345.f ? 1ull : 0ull);
+        if (i == 0 && trace && threadIdx.x == 0 && !(diag & 256)) stamp(trace, 2, acc[0][0][0] == 12345.f ? 1ull : 0ull);
         if (++s == S) {
           s = 0;
           ph ^= 1u;
@@ -688,11 +654,9 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   // Coded-domain sums (Dec12) -> true sums: times 2^-d, exact (a power of two; perf-notes step 42).
   if constexpr (Src::kExc) {
 #pragma unroll
-    for (int p = 0; p < RPW; ++p)
+    for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
-      for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-        for (int c = 0; c < 4; ++c) acc[p][0][nt][c] *= a.out_scale;
+      for (int c = 0; c < 4; ++c) acc[0][nt][c] *= a.out_scale;
   }
 
   // 6. Reduce in a fixed order (k ascending): terms per warp (hi + lo 2^-8 + lo2 2^-16); warps along K inside
@@ -713,18 +677,14 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   float* part = reinterpret_cast<float*>(smem);
   if (warp < warps) {
 #pragma unroll
-    for (int p = 0; p < RPW; ++p) {
-      const int wt = RPW == 1 ? warp : kw * a.rt_cta + rt_local + p * rtw;  // (k warp, row tile) of the partials
+    for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
-      for (int nt = 0; nt < NT; ++nt)
+      for (int c = 0; c < 4; ++c) {
+        float v = acc[T - 1][nt][c];
 #pragma unroll
-        for (int c = 0; c < 4; ++c) {
-          float v = acc[p][T - 1][nt][c];
-#pragma unroll
-          for (int t = T - 2; t >= 0; --t) v = acc[p][t][nt][c] + v * (1.0f / 256.0f);
-          part[((wt * NT + nt) * 4 + c) * 32 + lane] = v;
-        }
-    }
+        for (int t = T - 2; t >= 0; --t) v = acc[t][nt][c] + v * (1.0f / 256.0f);
+        part[((warp * NT + nt) * 4 + c) * 32 + lane] = v;
+      }
   }
   __syncthreads();
   const int tile = a.rt_cta * NT * 128;  // elements (rtl, nt, c, lane) of the CTA's output tile
@@ -993,10 +953,10 @@ inline WsNeed ws_need(int m, int rows, int rt_cta, int cs, int nt) {
 
 // One launch: grid (cs * row blocks, token chunks), rt_cta * wk compute warps + 1 producer warp; clusters of cs
 // CTAs when the whole grid fits at once (split K through DSMEM), else none (split K through the workspace).
-template <class Src, int NT, int MAXT, int MINB, bool kBench = false, int RPW = 1>
+template <class Src, int NT, int MAXT, int MINB, bool kBench = false>
 void launch(Args a, cudaStream_t stream) {
-  auto kern = skinny_kernel<Src, NT, MAXT, MINB, false, kBench, RPW>;
-  auto kern_c = skinny_kernel<Src, NT, MAXT, MINB, true, kBench, RPW>;
+  auto kern = skinny_kernel<Src, NT, MAXT, MINB, false, kBench>;
+  auto kern_c = skinny_kernel<Src, NT, MAXT, MINB, true, kBench>;
   static const bool attrs = [&] {
     RelaxedCapture relaxed;
     check(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024), "smem attribute");
@@ -1004,7 +964,7 @@ void launch(Args a, cudaStream_t stream) {
     return true;
   }();
   (void)attrs;
-  const int warps = a.rt_cta * a.wk / RPW;  // compute warps (RPW row tiles each)
+  const int warps = a.rt_cta * a.wk;
   const size_t r0 = region0_bytes<NT>(a), sb = stage_bytes<Src>(a), budget = smem_budget(MINB);
   // Every warp's first group by plain loads at entry, the ring carries the rest (perf-notes steps 49, 50, 55; which
   // variants: first_group_ok).
@@ -1016,7 +976,7 @@ void launch(Args a, cudaStream_t stream) {
   a.stages = a.gpw == 1 ? 0 : std::min(want, fit);  // one group per warp: direct loads, no ring (lower latency)
   a.bar_off = static_cast<int>(r0);
   const size_t smem = r0 + (a.stages > 0 ? kBarBytes + static_cast<size_t>(a.stages) * sb + pre : 0);
-  if (warps < 1 || warps > 31 || a.rt_cta % RPW != 0 || a.rt_cta * a.wk > 32 || (warps + 1) * 32 > MAXT || a.cs < 1 || a.cs > 16 || a.gpw < 1 || a.gpw > 112 ||
+  if (warps < 1 || warps > 31 || (warps + 1) * 32 > MAXT || a.cs < 1 || a.cs > 16 || a.gpw < 1 || a.gpw > 112 ||
       (a.gpw > 1 && a.stages < 1) || (a.cs > 1 && (a.ws == nullptr || a.cnt == nullptr)))
     throw Error(fmt::format("solgemm: skinny launch: bad layout rt_cta={} wk={} gpw={} cs={} (x and partials {} B + "
                             "one ring stage of {} B > {} B of shared memory per CTA, or more than {} warps)",
