@@ -35,21 +35,29 @@ CUtensorMap bf16_tensor_map(const void* base, int64_t inner, int64_t outer, int 
 bool set_dynamic_smem(const void* kernel, int bytes);
 int64_t resident_ctas(const void* kernel, int threads, int smem_bytes);
 // A launch configuration of `grid` CTAs, cooperative (every CTA resident at once: the split-K barriers of the wide,
-// stream and skinny families) when asked. Not copyable (lc.attrs points into it).
+// stream and skinny families) when asked, in clusters of `cluster_x` CTAs along x when > 1 (the skinny and simt
+// families' distributed-shared-memory reductions). Not copyable (lc.attrs points into it).
 struct LaunchCfg {
   cudaLaunchConfig_t lc{};
-  cudaLaunchAttribute attr[1]{};
+  cudaLaunchAttribute attr[2]{};
   LaunchCfg(int64_t grid, int threads, size_t smem_bytes, cudaStream_t stream, bool cooperative)
       : LaunchCfg(dim3(static_cast<unsigned>(grid), 1, 1), threads, smem_bytes, stream, cooperative) {}
-  LaunchCfg(dim3 grid, int threads, size_t smem_bytes, cudaStream_t stream, bool cooperative) {
+  LaunchCfg(dim3 grid, int threads, size_t smem_bytes, cudaStream_t stream, bool cooperative, int cluster_x = 1) {
     lc.gridDim = grid;
     lc.blockDim = dim3(static_cast<unsigned>(threads), 1, 1);
     lc.dynamicSmemBytes = smem_bytes;
     lc.stream = stream;
-    attr[0].id = cudaLaunchAttributeCooperative;
-    attr[0].val.cooperative = 1;
     lc.attrs = attr;
-    lc.numAttrs = cooperative ? 1 : 0;
+    if (cooperative) {
+      attr[lc.numAttrs].id = cudaLaunchAttributeCooperative;
+      attr[lc.numAttrs++].val.cooperative = 1;
+    }
+    if (cluster_x > 1) {
+      attr[lc.numAttrs].id = cudaLaunchAttributeClusterDimension;
+      attr[lc.numAttrs].val.clusterDim.x = static_cast<unsigned>(cluster_x);
+      attr[lc.numAttrs].val.clusterDim.y = 1;
+      attr[lc.numAttrs++].val.clusterDim.z = 1;
+    }
   }
   LaunchCfg(const LaunchCfg&) = delete;
   LaunchCfg& operator=(const LaunchCfg&) = delete;

@@ -234,19 +234,9 @@ void launch_variant(const Args& a, cudaStream_t stream) {
   const size_t smem = (std::max(xbytes, pbytes) + 127) / 128 * 128;
   ensure_dynamic_smem<kern, 227 * 1024>("simt kernel");
   const int rblocks = (a.rows + R - 1) / R;
-  cudaLaunchConfig_t lc{};
-  lc.gridDim = dim3(static_cast<unsigned>(rblocks * a.split), static_cast<unsigned>((a.m + MT - 1) / MT), 1);
-  lc.blockDim = dim3(NTH, 1, 1);
-  lc.dynamicSmemBytes = smem;
-  lc.stream = stream;
-  cudaLaunchAttribute at[1];
-  at[0].id = cudaLaunchAttributeClusterDimension;
-  at[0].val.clusterDim.x = static_cast<unsigned>(a.split);
-  at[0].val.clusterDim.y = 1;
-  at[0].val.clusterDim.z = 1;
-  lc.attrs = at;
-  lc.numAttrs = a.split > 1 ? 1 : 0;
-  const cudaError_t e = cudaLaunchKernelEx(&lc, kern, a);
+  const LaunchCfg cfg(dim3(static_cast<unsigned>(rblocks * a.split), static_cast<unsigned>((a.m + MT - 1) / MT), 1), NTH,
+                      smem, stream, false, a.split);
+  const cudaError_t e = cudaLaunchKernelEx(&cfg.lc, kern, a);
   if (e != cudaSuccess) throw Error(fmt::format("solgemm: simt launch: CUDA error: {}", cudaGetErrorString(e)));
 }
 

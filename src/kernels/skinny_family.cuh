@@ -991,17 +991,8 @@ void launch(Args a, cudaStream_t stream) {
   // distributed shared memory instead of the workspace (no global round trips). The answer depends on the
   // kernel, its shared memory, the block and cluster size: asked once, then cached.
   if (a.cs > 1 && a.cs <= 8 && a.allow_cluster) {
-    cudaLaunchConfig_t lc{};  // the cluster launch (its stream is set only for the launch itself)
-    lc.gridDim = grid;
-    lc.blockDim = dim3(threads, 1, 1);
-    lc.dynamicSmemBytes = smem;
-    cudaLaunchAttribute at[1];
-    at[0].id = cudaLaunchAttributeClusterDimension;
-    at[0].val.clusterDim.x = static_cast<unsigned>(a.cs);
-    at[0].val.clusterDim.y = 1;
-    at[0].val.clusterDim.z = 1;
-    lc.attrs = at;
-    lc.numAttrs = 1;
+    LaunchCfg ccfg(grid, static_cast<int>(threads), smem, nullptr, false, a.cs);  // (stream set for the launch only)
+    cudaLaunchConfig_t& lc = ccfg.lc;
     static std::mutex mu;
     static std::map<std::tuple<size_t, unsigned, int>, int> fits;  // (smem, threads, cs) -> max active clusters
     int max_clusters = 0;
