@@ -60,13 +60,11 @@ void run_router(const solgemm::Config& c, const solgemm::kernels::HiLoView& v, c
 
 struct Layout {
   int cs, rt_cta, wk, gpw;
-  int stages = 0;       // ring depth cap (0: the launcher's)
-  bool direct = false;  // every group of a warp by plain loads at entry, no ring (PackedView::direct_all)
+  int stages = 0;  // ring depth cap (0: the launcher's)
 };
 solgemm::Config cfg_of(const Layout& l, int nt) { return solgemm::layout_config(l.cs, l.rt_cta, l.wk, l.gpw, nt); }
 std::string lstr(const Layout& l) {
-  return fmt::format("cs{}/rt{}/wk{}/g{}", l.cs, l.rt_cta, l.wk, l.gpw) + (l.stages ? fmt::format("/S{}", l.stages) : "") +
-         (l.direct ? "/direct" : "");
+  return fmt::format("cs{}/rt{}/wk{}/g{}", l.cs, l.rt_cta, l.wk, l.gpw) + (l.stages ? fmt::format("/S{}", l.stages) : "");
 }
 
 struct Shape {
@@ -116,7 +114,7 @@ int main(int argc, char** argv) {
       // cs8/rt9/wk1/g16 at <= 6 stages: two CTAs per SM, so the grid fits as clusters of 8
       {"qkv_gate", 2304, 8192, 2304, {{8, 9, 2, 8}, {8, 9, 1, 16, 6}, {8, 9, 1, 16, 4}}},
       // 8-warp CTAs, two per SM (no split; clusters of 2)
-      {"o", 8192, 1024, 8192, {{1, 4, 4, 4}, {1, 2, 4, 4}, {2, 4, 2, 4}, {2, 2, 4, 2}, {1, 4, 4, 4, 0, true}, {2, 4, 4, 2, 0, true}}},
+      {"o", 8192, 1024, 8192, {{1, 4, 4, 4}, {1, 2, 4, 4}, {2, 4, 2, 4}, {2, 2, 4, 2}}},
       // no split / 2-way split: whole (half) K per CTA, x of m <= 8 (16) tokens over the whole k range
       // 8-warp CTAs, two per SM (256 CTAs): the grid fits as clusters of cs (DSMEM split-K reduction)
       // the same K order as the plan's (8 k slices of 1024, summed in order): no split (local reduction only), or
@@ -124,7 +122,7 @@ int main(int argc, char** argv) {
       {"pooler", 4096, 8192, 4096, {{8, 16, 1, 16}, {1, 2, 8, 16}, {2, 4, 4, 16}}},
       {"unpooler", 8192, 4096, 8192, {{4, 16, 1, 16}, {1, 4, 4, 16}, {2, 8, 2, 16}}},
       // 8-warp CTAs, two per SM, clusters of 2 / 4 (the router's structure)
-      {"unpool_1024", 8192, 4096, 1024, {{4, 2, 8, 2}, {2, 1, 16, 2}, {2, 2, 8, 2}, {4, 1, 8, 2}, {4, 2, 8, 2, 0, true}, {8, 4, 4, 2, 0, true}}},
+      {"unpool_1024", 8192, 4096, 1024, {{4, 2, 8, 2}, {2, 1, 16, 2}, {2, 2, 8, 2}, {4, 1, 8, 2}}},
   };
   // m values: argv[3] = comma list (default 1,8,16,32,33,64).
   std::vector<int> ms = {1, 8, 16, 32, 33, 64};
@@ -192,7 +190,6 @@ int main(int argc, char** argv) {
         const solgemm::Config c = cfg_of(l, nt);
         solgemm::kernels::PackedView vl = v;
         vl.max_stages = l.stages;
-        vl.direct_all = l.direct;
         CK(cudaMemset(out, 0xFF, static_cast<size_t>(m) * sh.rows * 2));
         try {
           run_skinny(c, vl, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
@@ -211,7 +208,7 @@ int main(int argc, char** argv) {
         }) - fixed;
         std::printf("%-12s %4d %-18s %9.2f %9.2f %8.3f %8.0f %10.2e\n", sh.name, m, lstr(l).c_str(), us, ceil_us,
                     us / ceil_us, bytes / (us * 1e3), rd);
-        if ((m == 1 || l.direct) && &l != &sh.cands[0]) {  // timelines of the other layouts too (m = 1; direct rows)
+        if (m == 1 && &l != &sh.cands[0]) {  // timelines of the other layouts too (m = 1)
           solgemm::kernels::PackedView vt = vl;
           const int ctas = c.split_k * static_cast<int>(((sh.rows + 15) / 16 + c.rt_cta - 1) / c.rt_cta);
           tm.timeline(fmt::format("{} m={} {}", sh.name, m, lstr(l)).c_str(), ctas, trace, [&](unsigned long long* tr) {

@@ -23,7 +23,6 @@ inline void apply_bench_knobs(Args& a, const View& w) {
   }
   if (w.max_stages > 0) a.max_stages = w.max_stages;
   if (w.no_cluster) a.allow_cluster = 0;
-  a.direct_all = w.direct_all ? 1 : 0;
   a.direct0_off = w.no_direct0 ? 1 : 0;
 }
 
@@ -46,15 +45,6 @@ void skinny_nt(const Args& a, cudaStream_t stream) {
 
 template <class Src, bool kBench>
 void skinny_src(const Config& cfg, const Args& a, cudaStream_t stream) {
-  // Direct mode with up to 4 groups per warp in registers (no ring, no producer work): 17 warps at most, one CTA
-  // per SM, n_tiles <= 2 (registers: the 4-tile variants spill).
-  if (a.direct_all && a.gpw <= 4 && a.rt_cta * a.wk <= 16) {
-    switch (cfg.n_tiles) {
-      case 1: launch<Src, 1, 544, 1, kBench, 4>(a, stream); return;
-      case 2: launch<Src, 2, 544, 1, kBench, 4>(a, stream); return;
-      default: break;
-    }
-  }
   switch (cfg.n_tiles) {
     case 1: skinny_nt<Src, 1, 15, 31, kBench>(a, stream); return;
     case 2: skinny_nt<Src, 2, 15, 31, kBench>(a, stream); return;

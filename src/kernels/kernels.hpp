@@ -131,7 +131,6 @@ struct PackedView {
   int max_stages = 0;                // bench only: ring depth cap if > 0
   bool no_cluster = false;           // bench only: never reduce split K through a cluster
   bool no_direct0 = false;           // bench only: the ring carries every group (skinny_family.cuh Args::direct0)
-  bool direct_all = false;           // bench only: up to 4 groups per warp by plain loads at entry, no ring
 };
 
 // skinny.cu: m <= 64, packed12 / packed16.
@@ -154,7 +153,6 @@ struct HiLoView {
   int max_stages = 0;                // bench only: ring depth cap if > 0
   bool no_cluster = false;           // bench only: never reduce split K through a cluster
   bool no_direct0 = false;           // bench only: the ring carries every group (skinny_family.cuh Args::direct0)
-  bool direct_all = false;           // (the skinny family's knob; two-term sources have no such variant)
 };
 
 // wide.cu, the hi + lo source: the router's terms into wgmma (one warpgroup of 64 rows per CTA, K split across the

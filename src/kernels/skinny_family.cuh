@@ -92,7 +92,6 @@ struct Args {
   unsigned long long* trace = nullptr;  // bench only: 8 %globaltimer stamps per CTA (see stamp())
   int max_stages = kMaxStages;       // cap on the ring depth
   int allow_cluster = 1;             // let launch use clusters when the whole grid fits at once
-  int direct_all = 0;                // bench: the direct-mode variant that holds up to 4 groups per warp (DG = 4)
 };
 
 // The launch arguments every policy shares (layout, x, out, split-K workspace), checked against the matrix:
@@ -349,11 +348,8 @@ constexpr bool x_phases_ok() {
 
 // kCluster: the cs CTAs of a tile are one thread-block cluster and reduce through distributed shared memory
 // (a separate instantiation, so that the workspace variant keeps its register allocation).
-// DG: groups per warp held in registers in direct mode (Args::stages == 0): 1, or up to 4 for one-term sources
-// (every group of the warp loaded at entry, no ring and no producer work: perf-notes step 66).
-template <class Src, int NT, int MAXT, int MINB, bool kCluster, bool kBench, int DG = 1>
+template <class Src, int NT, int MAXT, int MINB, bool kCluster, bool kBench>
 __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
-  static_assert(DG == 1 || Src::kTerms == 1, "several groups in registers: one-term sources only");
   extern __shared__ __align__(128) uint8_t smem[];
   constexpr int T = Src::kTerms;
   constexpr int kSlot = Src::kLoads * 512;  // bytes of one group (all terms) in a ring slot
@@ -389,24 +385,16 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   constexpr bool kRegFirst = Src::kTerms == 1;
   const int pre_off = ring_off + S * warps * kSlot;  // (multi-term policies: the first group's slots)
   // Lane's 16 bytes of chunk c of term t of the warp's first group.
-  auto first_src = [&](int t, int c, int i = 0) {  // (i: the warp's i-th group, direct mode with DG > 1)
-    return Src::term(a, t) + (static_cast<int64_t>(rt) * a.k_groups + g_begin + i) * Src::kTermBytes + c * 512 +
-           lane * 16;
+  auto first_src = [&](int t, int c) {
+    return Src::term(a, t) + (static_cast<int64_t>(rt) * a.k_groups + g_begin) * Src::kTermBytes + c * 512 + lane * 16;
   };
-  uint4 bd[DG][Src::kLoads];
-  auto load_first = [&](int i = 0) {  // the warp's i-th group into registers (direct mode; d0: the first)
+  uint4 bd[Src::kLoads];
+  auto load_first = [&] {  // the warp's first group into registers (direct mode, and one-term policies with d0)
 #pragma unroll
     for (int t = 0; t < T; ++t)
 #pragma unroll
-      for (int c = 0; c < Src::kLoads / T; ++c) bd[i][t * (Src::kLoads / T) + c] = ld_stream16(first_src(t, c, i));
+      for (int c = 0; c < Src::kLoads / T; ++c) bd[t * (Src::kLoads / T) + c] = ld_stream16(first_src(t, c));
   };
-  if constexpr (DG > 1) {  // direct mode, several groups: all of them at entry, before anything else
-    if (S == 0) {
-#pragma unroll
-      for (int i = 0; i < DG; ++i)
-        if (i < n) load_first(i);
-    }
-  }
   if (d0 && n > 0) {
     if constexpr (kRegFirst) {
       load_first();
@@ -558,8 +546,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     }
   }
 
-  if (DG == 1 && S == 0 && n > 0) load_first();  // direct mode: the warp's one group (here: earlier, the hi + lo
-                                                 // variants spill)
+  if (S == 0 && n > 0) load_first();  // direct mode: the warp's one group (here: earlier, the hi + lo variants spill)
   if (XP == 0) {
     asm volatile("cp.async.wait_all;\n" ::: "memory");
     if (warp < warps) asm volatile("bar.sync 1, %0;\n" ::"r"(nthr_c) : "memory");  // x staged
@@ -607,12 +594,8 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
       if (!(diag & 1)) half_step<Src, NT, 1>(a, b, exc, wx, g, g_begin, blk, lane, xr, xs_stride, acc, diag);
     };
     if (S == 0) {
-#pragma unroll
-      for (int i = 0; i < DG; ++i)
-        if (i < n) {
-          group(i, bd[i], [] {});
-          if (i == 0 && trace && threadIdx.x == 0) stamp(trace, 2, acc[0][0][0] == 12345.f ? 1ull : 0ull);
-        }
+      if (n > 0) group(0, bd, [] {});
+      if (trace && threadIdx.x == 0) stamp(trace, 2, acc[0][0][0] == 12345.f ? 1ull : 0ull);
     } else {
       // x phases still to wait for: their first groups, one byte each (phase 0 starts at group 0; a spent
       // byte shifts out, and no later group is 0), and the next phase's mbarrier
@@ -627,7 +610,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
         }
         if (n > 0) {
           if constexpr (kRegFirst) {
-            group(0, bd[0], [] {});
+            group(0, bd, [] {});
           } else {
             const uint8_t* pre = smem + pre_off + warp * kSlot;
             uint4 b[Src::kLoads];
@@ -970,10 +953,10 @@ inline WsNeed ws_need(int m, int rows, int rt_cta, int cs, int nt) {
 
 // One launch: grid (cs * row blocks, token chunks), rt_cta * wk compute warps + 1 producer warp; clusters of cs
 // CTAs when the whole grid fits at once (split K through DSMEM), else none (split K through the workspace).
-template <class Src, int NT, int MAXT, int MINB, bool kBench = false, int DG = 1>
+template <class Src, int NT, int MAXT, int MINB, bool kBench = false>
 void launch(Args a, cudaStream_t stream) {
-  auto kern = skinny_kernel<Src, NT, MAXT, MINB, false, kBench, DG>;
-  auto kern_c = skinny_kernel<Src, NT, MAXT, MINB, true, kBench, DG>;
+  auto kern = skinny_kernel<Src, NT, MAXT, MINB, false, kBench>;
+  auto kern_c = skinny_kernel<Src, NT, MAXT, MINB, true, kBench>;
   static const bool attrs = [&] {
     RelaxedCapture relaxed;
     check(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024), "smem attribute");
@@ -990,12 +973,11 @@ void launch(Args a, cudaStream_t stream) {
   const int want = std::max(1, std::min(std::min(a.gpw, a.k_groups) - a.direct0, std::min(kMaxStages, a.max_stages)));
   const int fit =
       r0 + kBarBytes + pre + sb <= budget ? static_cast<int>((budget - r0 - kBarBytes - pre) / sb) : 0;
-  // up to DG groups per warp: direct loads into registers, no ring (lower latency)
-  a.stages = a.gpw <= DG ? 0 : std::min(want, fit);
+  a.stages = a.gpw == 1 ? 0 : std::min(want, fit);  // one group per warp: direct loads, no ring (lower latency)
   a.bar_off = static_cast<int>(r0);
   const size_t smem = r0 + (a.stages > 0 ? kBarBytes + static_cast<size_t>(a.stages) * sb + pre : 0);
   if (warps < 1 || warps > 31 || (warps + 1) * 32 > MAXT || a.cs < 1 || a.cs > 16 || a.gpw < 1 || a.gpw > 112 ||
-      (a.gpw > DG && a.stages < 1) || (a.cs > 1 && (a.ws == nullptr || a.cnt == nullptr)))
+      (a.gpw > 1 && a.stages < 1) || (a.cs > 1 && (a.ws == nullptr || a.cnt == nullptr)))
     throw Error(fmt::format("solgemm: skinny launch: bad layout rt_cta={} wk={} gpw={} cs={} (x and partials {} B + "
                             "one ring stage of {} B > {} B of shared memory per CTA, or more than {} warps)",
                             a.rt_cta, a.wk, a.gpw, a.cs, r0, sb, budget, MAXT / 32 - 1));
