@@ -194,11 +194,13 @@ int main(int argc, char** argv) {
     const solgemm::DType wt = sh.hilo ? solgemm::DType::f32 : solgemm::DType::bf16;
     std::string row;
     tm.reps = final_reps;
-    for (const V& v : vs) {
+    for (const V& v : vs)
+    for (bool nobulk : {false, true}) {  // (x by bulk copies where they apply, or by per-thread cp.async)
       solgemm::Config c = solgemm::layout_config(v.s, v.r, v.rg, v.u, v.mt);
       c.warps = v.nth / 32;
-      const std::string tag = fmt::format("S{}/R{}/G{}/U{}/T{}/{}", v.s, v.r, v.rg, v.u, v.mt, v.nth);
-      auto go = [&] { solgemm::kernels::launch_simt(c, wt, dw, x, m, out, sh.rows, sh.k, tm.s); };
+      const std::string tag = fmt::format("S{}/R{}/G{}/U{}/T{}/{}{}", v.s, v.r, v.rg, v.u, v.mt, v.nth,
+                                          nobulk ? "/x-cp.async" : "");
+      auto go = [&] { solgemm::kernels::launch_simt(c, wt, dw, x, m, out, sh.rows, sh.k, tm.s, nullptr, nobulk); };
       CK(cudaMemset(out, 0xFF, n_out * esz));
       try {
         go();
@@ -228,7 +230,7 @@ int main(int argc, char** argv) {
       if (trace) {  // TUNE_TRACE: where the time goes (slots: simt.cu stamp)
         const int ctas = static_cast<int>((sh.rows + v.r - 1) / v.r * v.s * ((m + v.mt - 1) / v.mt));
         tm.timeline(fmt::format("simt {} m={} {}", sh.name, m, tag).c_str(), ctas, trace, [&](unsigned long long* tr) {
-          solgemm::kernels::launch_simt(c, wt, dw, x, m, out, sh.rows, sh.k, tm.s, tr);
+          solgemm::kernels::launch_simt(c, wt, dw, x, m, out, sh.rows, sh.k, tm.s, tr, nobulk);
         });
       }
     }

@@ -194,7 +194,8 @@ void launch_stream(const Config& cfg, const StreamView& w, const __nv_bfloat16* 
 // K % 8 == 0 (BF16) and x aligned to 8 (16) bytes: simt_supports; launch_simt throws otherwise.
 bool simt_supports(DType wt, int64_t k, const void* x);
 void launch_simt(const Config& cfg, DType wt, const void* W, const __nv_bfloat16* x, int64_t m, void* out,
-                 int64_t rows, int64_t k, cudaStream_t stream, unsigned long long* trace = nullptr);
+                 int64_t rows, int64_t k, cudaStream_t stream, unsigned long long* trace = nullptr,
+                 bool no_bulk_x = false);  // (trace, no_bulk_x: bench only)
 
 // router.cu: FP32 weights as hi + lo, FP32 out, any m.
 void launch_router(const Config& cfg, const HiLoView& w, const __nv_bfloat16* x, int64_t m, float* out,

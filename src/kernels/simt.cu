@@ -76,7 +76,10 @@ struct Args {
   void* out = nullptr;               // m x rows (FP32 for FP32 weights, else BF16)
   int m = 0, rows = 0, k = 0;
   int split = 1;                     // cluster size along x: the CTAs sharing one row block's K
+  int bar_off = 0;                   // shared-memory offset of the x copy's mbarrier (8 bytes)
+  int bulk_x = 0;                    // x by one bulk copy per token (one full pass, 16-byte aligned rows): set by launch
   unsigned long long* trace = nullptr;  // bench only: %globaltimer stamps per CTA (8 slots; null in the library)
+  int no_bulk_x = 0;                 // bench only: x by per-thread cp.async even where bulk copies apply
 };
 
 // Bench timeline (Args::trace): 0 entry, 1 thread 0's x landed, 2 thread 0's FMAs done (its weights landed), 3 every
@@ -125,11 +128,27 @@ __global__ void __launch_bounds__(NTH, 1) simt_kernel(const Args a) {
   const uint32_t xs = family::smem_u32(smem);
   unsigned long long* const trace = tid == 0 ? a.trace : nullptr;
   if (trace) stamp(trace, 0);
+  // x by bulk copies (Args::bulk_x: the CTA's k range is exactly one pass): thread 0 copies each token's row segment,
+  // which lands in the slot layout below ((t U + j) TPR + i = the natural order of the pass's units), counted on one
+  // mbarrier: 1-2 requests per token and CTA instead of one per thread and unit (all CTAs read the same x).
+  const uint32_t xbar = xs + static_cast<uint32_t>(a.bar_off);
+  if (a.bulk_x) {
+    if (tid == 0) {
+      family::mbar_init(xbar, 1);
+      asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+      const uint32_t bytes = static_cast<uint32_t>(TPR * U * E * 2);
+      family::mbar_arrive_expect_tx(xbar, bytes * static_cast<uint32_t>(mt));
+      for (int t = 0; t < mt; ++t)
+        family::bulk_g2s(xs + static_cast<uint32_t>(t) * bytes,
+                         a.x + static_cast<int64_t>(tok0 + t) * a.k + static_cast<int64_t>(u_lo) * E, bytes, xbar);
+    }
+    __syncthreads();  // (the mbarrier initialised before anyone waits on it)
+  }
   for (int p0 = u_lo; p0 < u_hi; p0 += TPR * U) {  // passes (one for the planned shapes)
     if (p0 != u_lo) __syncthreads();  // the previous pass's x slots are read
     // x of the pass: token t, unit p0 + i + TPR j at slot (t U + j) TPR + i (conflict-free reads); with one row
     // group each thread copies exactly the slots it reads (no barrier needed), else the CTA shares them.
-    for (int sl = tid; sl < mt * U * TPR; sl += NTH) {
+    for (int sl = tid; !a.bulk_x && sl < mt * U * TPR; sl += NTH) {
       const int ii = sl % TPR, tj = sl / TPR, t = tj / U, j = tj % U;
       const int u = p0 + ii + TPR * j;
       const bool ok = u < u_hi;
@@ -148,8 +167,12 @@ __global__ void __launch_bounds__(NTH, 1) simt_kernel(const Args a) {
                        ? ld_stream16(w + static_cast<int64_t>(rg0 + r) * a.k + static_cast<int64_t>(u) * E)
                        : make_uint4(0, 0, 0, 0);
       }
-    asm volatile("cp.async.wait_all;\n" ::: "memory");
-    if (RG > 1) __syncthreads();
+    if (a.bulk_x) {
+      family::mbar_wait(xbar, 0);
+    } else {
+      asm volatile("cp.async.wait_all;\n" ::: "memory");
+      if (RG > 1) __syncthreads();
+    }
     if (trace && p0 == u_lo) stamp(trace, 1);
     const XT* xv = reinterpret_cast<const XT*>(smem);
 #pragma unroll
@@ -231,12 +254,22 @@ void launch_variant(const Args& a, cudaStream_t stream) {
   constexpr int E = Unit<WT>::kE, R = RT * RG, V = R * MT;
   const size_t xbytes = static_cast<size_t>(std::min(MT, a.m)) * U * (NTH / RG) * E * 2;
   const size_t pbytes = (static_cast<size_t>(NTH / 32) * RT * MT + V) * 4;  // the warps' sums, the cluster's shares
-  const size_t smem = (std::max(xbytes, pbytes) + 127) / 128 * 128;
+  const size_t region = (std::max(xbytes, pbytes) + 15) / 16 * 16;
+  const size_t smem = region + 16;  // + the x copy's mbarrier
+  Args b = a;
+  b.bar_off = static_cast<int>(region);
+  // Bulk copies of x: the CTA's k range is one full pass (K / E units over the split, exactly TPR U), 16-byte rows
+  // (x aligned, K % 8 == 0) and no cluster split (one rank's k range starts at 0).
+  const int64_t units = a.k / E;
+  b.bulk_x = (a.split == 1 && units == static_cast<int64_t>(NTH / RG) * U && a.k % 8 == 0 &&
+              reinterpret_cast<uintptr_t>(a.x) % 16 == 0 && !a.no_bulk_x)
+                 ? 1
+                 : 0;
   ensure_dynamic_smem<kern, 227 * 1024>("simt kernel");
   const int rblocks = (a.rows + R - 1) / R;
   const LaunchCfg cfg(dim3(static_cast<unsigned>(rblocks * a.split), static_cast<unsigned>((a.m + MT - 1) / MT), 1), NTH,
                       smem, stream, false, a.split);
-  const cudaError_t e = cudaLaunchKernelEx(&cfg.lc, kern, a);
+  const cudaError_t e = cudaLaunchKernelEx(&cfg.lc, kern, b);
   if (e != cudaSuccess) throw Error(fmt::format("solgemm: simt launch: CUDA error: {}", cudaGetErrorString(e)));
 }
 
@@ -251,7 +284,7 @@ bool simt_supports(DType wt, int64_t k, const void* x) {
 // thread), n_tiles = tokens per CTA, warps = threads / 32. Compiled: the plan's two variants (perf-notes step 63: 1024
 // threads per CTA and the o layer's 64 rows per CTA were slower).
 void launch_simt(const Config& cfg, DType wt, const void* W, const __nv_bfloat16* x, int64_t m, void* out,
-                 int64_t rows, int64_t k, cudaStream_t stream, unsigned long long* trace) {
+                 int64_t rows, int64_t k, cudaStream_t stream, unsigned long long* trace, bool no_bulk_x) {
   if (!simt_supports(wt, k, x))
     throw Error(fmt::format("solgemm: simt: K = {} must be a multiple of {} and x aligned to {} bytes", k,
                             wt == DType::f32 ? 4 : 8, wt == DType::f32 ? 8 : 16));
@@ -266,6 +299,7 @@ void launch_simt(const Config& cfg, DType wt, const void* W, const __nv_bfloat16
   a.k = static_cast<int>(k);
   a.split = cfg.split_k;
   a.trace = trace;
+  a.no_bulk_x = no_bulk_x ? 1 : 0;
   const int mt = cfg.n_tiles, nth = 32 * cfg.warps, rg = cfg.wk;
   auto is = [&](int r, int u, int t, int g, int n) {
     return cfg.rt_cta == r && cfg.gpw == u && mt == t && rg == g && nth == n;
