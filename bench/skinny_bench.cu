@@ -223,11 +223,10 @@ int main(int argc, char** argv) {
                                                       {"-nodecode", 8}, {"-xfirst", 4}, {"-nocluster", 16},
                                                       {"-xonephase", 64}, {"-benchk", 128}, {"-nowait", 8192},
                                                       {"-iadd", 16384}, {"-nowait-iadd", 8192 | 16384},
-                                                      {"-nod0", 32}, {"-lasttail", 1 << 20},
-                                                      {"-xcpasync", 1 << 21}};
+                                                      {"-nod0", 32}, {"-lasttail", 1 << 20}};
       for (const auto& [suffix, dg] : variants) {
         if (quick && dg != 0 && dg != 3 && dg != 8192 && dg != 16384 && dg != (8192 | 16384) && dg != 32 &&
-            dg != (1 << 20) && dg != 128 && dg != (1 << 21))
+            dg != (1 << 20))
           continue;
         solgemm::kernels::PackedView vd = v;
         if (dg == 0) vd.exc_off = d_zero;
@@ -265,18 +264,16 @@ int main(int argc, char** argv) {
       }
       // Timelines of the plan's layout (stamps: x staged, first group, loop done, local, count, out), and of its
       // ring-only variant (no decode, no MMA: the stream and the tail) past m = 8.
-      for (const int dg : {0, 1, 3, -1, 256, 8192, 8192 | 16384, 1 << 21}) {  // -1: exception tables emptied; 256: "g0" =
+      for (const int dg : {0, 1, 3, -1, 256, 8192, 8192 | 16384}) {  // -1: exception tables emptied; 256: "g0" =
         // split-K partial stored; 8192: compute alone (no waits for the stages); 16384: the true-domain decode;
         // 3: the stream alone (g0 = the first stage landed, loop = the last)
-        // (1 << 21: x by per-thread cp.async, the path before perf-notes step 67)
-        if ((dg == 1 && m <= 8) || (dg == 3 && m > 1) || (quick && dg != 0 && dg != 8192 && dg != 3 && dg != (1 << 21)))
-          continue;
+        if ((dg == 1 && m <= 8) || (dg == 3 && m > 1) || (quick && dg != 0 && dg != 8192 && dg != 3)) continue;
         solgemm::kernels::PackedView vt = v;
         vt.diag = dg < 0 ? 0 : dg;
         if (dg < 0) vt.exc_off = d_zero;
         const solgemm::Config c = cfg_of(sh.cands[0], nt);
         const int ctas = c.split_k * static_cast<int>(((sh.rows + 15) / 16 + c.rt_cta - 1) / c.rt_cta);
-        tm.timeline(fmt::format("{} m={} {}{}", sh.name, m, lstr(sh.cands[0]), dg == 256 ? "-g0=stored" : dg == 8192 ? "-nowait" : dg == (8192 | 16384) ? "-nowait-iadd" : dg == 3 ? "-ring-notail" : dg == (1 << 21) ? "-xcpasync" : dg > 0 ? "-ring" : dg < 0 ? "-noexc" : "").c_str(), ctas,
+        tm.timeline(fmt::format("{} m={} {}{}", sh.name, m, lstr(sh.cands[0]), dg == 256 ? "-g0=stored" : dg == 8192 ? "-nowait" : dg == (8192 | 16384) ? "-nowait-iadd" : dg == 3 ? "-ring-notail" : dg > 0 ? "-ring" : dg < 0 ? "-noexc" : "").c_str(), ctas,
                     trace, [&](unsigned long long* tr) {
                       vt.trace = tr;
                       run_skinny(c, vt, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);

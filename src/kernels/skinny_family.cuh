@@ -431,15 +431,6 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   const int XP = kXPh && S > 0 && a.xvec && !(diag & 64) ? min(a.gpw, kXPhases) : 0;  // (bench: diag & 64 = one)
   auto xgb = [&](int p) { return p * a.gpw / max(XP, 1); };
   const uint32_t xbars = bars + 8u * (2 * kMaxStages);
-  // x by bulk copies (ring mode, 16-byte rows): one copy per (phase, k warp, token row) of the row's contiguous
-  // columns, counted in bytes on xph[p] (xph[0] alone without phases), instead of one 16-byte cp.async per thread
-  // and chunk: every CTA of a k slice reads the same x, and per-thread requests to those few lines queue (the simt
-  // family's x landed at 2.9 us that way, 0.8 by bulk copies: perf-notes step 67). Bench: diag & (1 << 21) = the
-  // cp.async path.
-  // (not in the 544-thread hi + lo variant at 32 tokens: at its register cap, it spills with it)
-  constexpr bool kBx = !(Src::kTerms > 1 && NT >= 4 && MAXT > 288);
-  const bool bx = kBx && S > 0 && a.xvec && !(diag & (1 << 21));
-  const int XB = bx ? max(XP, 1) : XP;  // x mbarriers in use
   // Cluster split-K tail by push (see the reduction): the peers' shares land in this CTA's ring, which must hold
   // the whole tile (cs shares); otherwise the tail pulls after a cluster barrier.
   const bool push = kCluster && S > 0 && S * warps * kSlot >= a.rt_cta * NT * 128 * 4;
@@ -451,7 +442,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
         mbar_init(bars + 8u * q, 1);
         mbar_init(bars + 8u * (S + q), static_cast<unsigned>(warps));
       }
-      for (int p = 0; p < XB; ++p) mbar_init(xbars + 8u * p, static_cast<unsigned>(nthr_c));
+      for (int p = 0; p < XP; ++p) mbar_init(xbars + 8u * p, static_cast<unsigned>(nthr_c));
       if (push) {  // the peers' shares of my tile slice arrive on it (cs - 1 of them)
         mbar_init(bars + 8u * kRecvBar, 1);
         mbar_arrive_expect_tx(bars + 8u * kRecvBar,
@@ -465,29 +456,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   //    exception offsets and entries of this warp's blocks.
   if (warp < warps) {
     const int kc0 = crank * k_cta;
-    if (bx) {
-      // Job (p, kw, tl): token row tl's columns of k warp kw's groups in phase p; the thread that copies also posts
-      // the bytes (expect_tx before the copy), zero-fills what lies past m or K, and every compute thread arrives
-      // once per phase after its jobs (release: its zero stores).
-      const int xr = x_rows<NT>(a.m), per_p = a.wk * xr;
-      const uint32_t xs = smem_u32(smem);
-      for (int j = threadIdx.x; j < XB * per_p; j += nthr_c) {
-        const int p = j / per_p, kwb = (j - p * per_p) / xr, tl = j - p * per_p - kwb * xr;
-        const int cb = kwb * a.gpw * 64;
-        const int c0 = cb + (XP ? xgb(p) : 0) * 64, c1 = cb + (XP ? xgb(p + 1) : a.gpw) * 64;
-        const int tok = tok0 + tl;
-        const int cv = tok < a.m ? max(min(c1, a.k - kc0), c0) : c0;  // valid columns [c0, cv)
-        if (cv > c0) {
-          const uint32_t bytes = static_cast<uint32_t>((cv - c0) * 2), bar = xbars + 8u * p;
-          asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-          bulk_g2s(xs + static_cast<uint32_t>((tl * xs_stride + c0) * 2), a.x + static_cast<int64_t>(tok) * a.k + kc0 + c0,
-                   bytes, bar);
-        }
-        for (int c = cv; c < c1; c += 8)
-          *reinterpret_cast<uint4*>(smem + (tl * xs_stride + c) * 2) = make_uint4(0, 0, 0, 0);
-      }
-      for (int p = 0; p < XB; ++p) mbar_arrive(xbars + 8u * p);
-    } else if (!kXPh && a.xvec) {
+    if (!kXPh && a.xvec) {
       const int upt = k_cta / 8;
       const uint32_t xs = smem_u32(smem);
       for (int u = threadIdx.x; u < x_rows<NT>(a.m) * upt; u += nthr_c) {
@@ -578,9 +547,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   }
 
   if (S == 0 && n > 0) load_first();  // direct mode: the warp's one group (here: earlier, the hi + lo variants spill)
-  if (XP == 0 && bx) {
-    if (warp < warps) mbar_wait(xbars, 0);  // x staged
-  } else if (XP == 0) {
+  if (XP == 0) {
     asm volatile("cp.async.wait_all;\n" ::: "memory");
     if (warp < warps) asm volatile("bar.sync 1, %0;\n" ::"r"(nthr_c) : "memory");  // x staged
   }
@@ -695,9 +662,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   // 6. Reduce in a fixed order (k ascending): terms per warp (hi + lo 2^-8 + lo2 2^-16); warps along K inside
   //    the CTA (local shared memory); then the cs CTAs of the tile (a cluster through distributed shared memory,
   //    or the global workspace, last arrival sums).
-  if (XP > 0 && !bx) asm volatile("cp.async.wait_all;\n" ::: "memory");  // (warps without groups never waited)
-  if (XP > 0 && bx && warp < warps)  // every phase's copies landed before the region holds partials
-    for (int p = 0; p < XP; ++p) mbar_wait(xbars + 8u * p, 0);
+  if (XP > 0) asm volatile("cp.async.wait_all;\n" ::: "memory");  // (warps without groups never waited)
   __syncthreads();  // x no longer needed: the partials reuse the shared memory
   if (diag & 2) {  // (bench: no reduction; the loop's end stamped)
     if (trace && threadIdx.x == 0) stamp(trace, 3);
