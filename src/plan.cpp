@@ -355,7 +355,8 @@ namespace {
 
 // Where the simt family (the raw weights on the CUDA cores, whole rows per CTA, no split-K exchange) beats the
 // tensor-core families: a few tokens only, since every CTA reads all of x through L2 (m x K x 2 bytes per CTA) and
-// the FMAs grow with m (tune_plan simt rows, docs/results/tuning/2026-11-29_h200_s11-simt-{router,slice}.md). The simt rows of a
+// the FMAs grow with m (tune_plan simt rows, docs/results/tuning/2026-11-29_h200_s11-simt-{router,slice}.md and
+// ..._s11-simt-bulkx-{router,slice}.md). The simt rows of a
 // shape are bitwise batch invariant among themselves (one layout), not with the next range's family.
 struct SimtWin {
   int64_t rows, k;
@@ -364,9 +365,10 @@ struct SimtWin {
   const char* why;
 };
 constexpr SimtWin kSimtWins[] = {
-    {256, 8192, true, 2,
-     "router m<=2: FP32 weights as they are, 2 rows x the whole K per CTA, 128 CTAs, no split (tune_plan: 4.32 / 4.74 "
-     "us at m = 1 / 2 against 5.15 / 5.18 for the router family; tie at m = 4)"},
+    {256, 8192, true, 6,
+     "router m<=6: FP32 weights as they are, 2 rows x the whole K per CTA, 128 CTAs, no split, x by one bulk copy per "
+     "token (tune_plan: 4.77 / 5.02 / 5.47 us at m = 3 / 4 / 6 against 5.47 / 5.44 / 5.82 for the router family; 6.37 "
+     "against 6.02 at m = 8)"},
     {1024, 4096, false, 2,
      "unpooler slice m<=2: raw BF16, 8 rows x the whole K per CTA, 128 CTAs, no split (tune_plan: 4.83 / 5.09 us at "
      "m = 1 / 2 against 5.63 / 5.70 for the skinny family; 6.02 against 5.86 at m = 4)"},

@@ -41,8 +41,8 @@ void check_router(const Case& c, uint64_t seed, const std::string& family) {
   // up to m = 64 and go to the wide family's hi + lo source from 65 to 256; everything else past 32 goes to
   // cuBLAS hi + lo.
   const bool tuned_verify = c.n == 256 && c.k == 8192 && c.rows == 256;
-  const int64_t simt_max = tuned_verify ? 2 : 0;  // the plan's simt range (src/plan.cpp kSimtWins)
-  for (int m : {1, 2, 3, 64, 65, 256, 257}) {
+  const int64_t simt_max = tuned_verify ? 6 : 0;  // the plan's simt range (src/plan.cpp kSimtWins)
+  for (int m : {1, 6, 7, 64, 65, 256, 257}) {
     const std::string plan = w.plan_for(m, c.rows);
     const char* want = !family.empty()                          ? family.c_str()
                        : m <= simt_max                          ? "simt"

@@ -58,8 +58,8 @@ TEST(Plan, CoversEveryLayerAtEveryM) {
         case solgemm::Kernel::stream:
           ADD_FAILURE() << "the plan table does not choose the stream family (forced only)";
           break;
-        case solgemm::Kernel::simt:  // a few tokens, the tuned router and unpooler slice only
-          EXPECT_LE(m, 2);
+        case solgemm::Kernel::simt:  // a few tokens, the tuned router (<= 6) and unpooler slice (<= 2) only
+          EXPECT_LE(m, l.storage == solgemm::Storage::hilo ? 6 : 2);
           EXPECT_TRUE((l.n == 256 && l.k == 8192 && l.storage == solgemm::Storage::hilo) ||
                       (l.n == 1024 && l.k == 4096 && l.storage != solgemm::Storage::hilo));
           EXPECT_EQ(p.cfg.split_k, 1);
@@ -115,21 +115,21 @@ TEST(Plan, RouterRanges) {
     int64_t lo, hi;
     int cs, rt_cta, wk, gpw, max_tiles;
   };
-  const Range ranges[] = {{3, 8, 8, 1, 4, 4, 1}, {9, 16, 8, 2, 4, 4, 2}, {17, 32, 8, 1, 4, 4, 4},
+  const Range ranges[] = {{7, 8, 8, 1, 4, 4, 1}, {9, 16, 8, 2, 4, 4, 2}, {17, 32, 8, 1, 4, 4, 4},
                           {33, 64, 8, 2, 4, 4, 4}};
-  // 1..2 tokens: the simt family (FP32 weights as they are, no split K), one layout
-  for (int64_t m : {1, 2}) {
+  // 1..6 tokens: the simt family (FP32 weights as they are, no split K), one layout
+  for (int64_t m = 1; m <= 6; ++m) {
     const auto p = solgemm::select_plan(router, m);
     EXPECT_EQ(p.kernel, solgemm::Kernel::simt) << p.str();
     EXPECT_EQ(p.cfg.split_k, 1);
   }
-  const auto p1 = solgemm::select_plan(router, 3);
+  const auto p1 = solgemm::select_plan(router, 7);
   for (const Range& r : ranges)
     for (int64_t m = r.lo; m <= r.hi; ++m) {
       const auto p = solgemm::select_plan(router, m);
       SCOPED_TRACE(testing::Message() << "m=" << m << " plan=" << p.str());
       ASSERT_EQ(p.kernel, solgemm::Kernel::router);
-      EXPECT_TRUE(same_k_order(p.cfg, p1.cfg)) << "K order differs from m = 3 (batch invariance)";
+      EXPECT_TRUE(same_k_order(p.cfg, p1.cfg)) << "K order differs from m = 7 (batch invariance)";
       EXPECT_EQ(p.cfg.split_k, r.cs);
       EXPECT_EQ(p.cfg.rt_cta, r.rt_cta);
       EXPECT_EQ(p.cfg.wk, r.wk);
@@ -200,17 +200,20 @@ TEST(Plan, SkinnyRanges) {
     EXPECT_EQ(solgemm::select_plan({8192, 1024, solgemm::Storage::packed12}, m).kernel, solgemm::Kernel::vendor);
 }
 
-// The simt family's plan rows: the router and the unpooler slice at 1..2 tokens, one layout each (split 1), any
-// storage of the slice's BF16 weights; untuned shapes never take it.
+// The simt family's plan rows: the router at 1..6 tokens and the unpooler slice at 1..2, one layout each (split 1),
+// any storage of the slice's BF16 weights; untuned shapes never take it.
 TEST(Plan, SimtRanges) {
   for (const solgemm::Shape& s : {solgemm::Shape{256, 8192, solgemm::Storage::hilo},
                                   solgemm::Shape{1024, 4096, solgemm::Storage::packed12},
                                   solgemm::Shape{1024, 4096, solgemm::Storage::packed16}}) {
-    const auto p1 = solgemm::select_plan(s, 1), p2 = solgemm::select_plan(s, 2);
-    EXPECT_EQ(p1.kernel, solgemm::Kernel::simt) << p1.str();
-    EXPECT_EQ(p2.kernel, solgemm::Kernel::simt) << p2.str();
-    EXPECT_EQ(p1.cfg.str(), p2.cfg.str());
-    EXPECT_NE(solgemm::select_plan(s, 3).kernel, solgemm::Kernel::simt);
+    const int64_t last = s.storage == solgemm::Storage::hilo ? 6 : 2;
+    const auto p1 = solgemm::select_plan(s, 1);
+    for (int64_t m = 1; m <= last; ++m) {
+      const auto p = solgemm::select_plan(s, m);
+      EXPECT_EQ(p.kernel, solgemm::Kernel::simt) << p.str();
+      EXPECT_EQ(p1.cfg.str(), p.cfg.str());
+    }
+    EXPECT_NE(solgemm::select_plan(s, last + 1).kernel, solgemm::Kernel::simt);
   }
   for (const solgemm::Shape& s : {solgemm::Shape{8192, 4096, solgemm::Storage::packed12},
                                   solgemm::Shape{100, 8192, solgemm::Storage::hilo},
