@@ -175,27 +175,20 @@ __global__ void __launch_bounds__(NTH, 1) simt_kernel(const Args a) {
     }
     if (trace && p0 == u_lo) stamp(trace, 1);
     const XT* xv = reinterpret_cast<const XT*>(smem);
-    // Unit by unit, row by row: the FMAs of (r, j) wait only for that 16-byte load, so they run as the thread's
-    // loads land instead of after the last one (the sum of each acc[r][t] is in the same k order either way).
 #pragma unroll
-    for (int j = 0; j < U; ++j) {
-      float xf[MT][E];  // unit j's x of every token, as FP32
+    for (int t = 0; t < MT; ++t) {
+      if (t < mt) {
 #pragma unroll
-      for (int t = 0; t < MT; ++t) {
-        if (t < mt) {
+        for (int j = 0; j < U; ++j) {
           const XT xu = xv[(t * U + j) * TPR + i];
 #pragma unroll
-          for (int e = 0; e < E; ++e) xf[t][e] = XSlot<E>::x(xu, e);
+          for (int e = 0; e < E; ++e) {
+            const float xe = XSlot<E>::x(xu, e);
+#pragma unroll
+            for (int r = 0; r < RT; ++r) acc[r][t] = fmaf(Unit<WT>::w(wv[r][j], e), xe, acc[r][t]);
+          }
         }
       }
-#pragma unroll
-      for (int r = 0; r < RT; ++r)
-#pragma unroll
-        for (int t = 0; t < MT; ++t)
-          if (t < mt) {
-#pragma unroll
-            for (int e = 0; e < E; ++e) acc[r][t] = fmaf(Unit<WT>::w(wv[r][j], e), xf[t][e], acc[r][t]);
-          }
     }
   }
   // The CTA's tree, per output (row, t) of a token that exists: a butterfly over the 32 lanes of each warp (xor 16,
