@@ -5,8 +5,13 @@
 // FMAs on the CUDA cores a CTA can own just R rows (R = 2 for the router: 128 CTAs) over the whole K, so the only
 // reduction is inside the CTA (or a cluster of S CTAs, through distributed shared memory, when S > 1 splits K).
 // Each thread issues its RT x U 16-byte weight loads at entry (all of the CTA's bytes in flight at
-// once, like the streaming-read ceiling kernel), copies the x columns it will read into its own shared-memory
-// slots (cp.async, no barrier: only the thread itself reads them), and multiplies as the loads land.
+// once, like the streaming-read ceiling kernel) and multiplies as they land. x comes into shared memory by one
+// bulk copy per token (thread 0, an mbarrier) where the CTA's k range is one pass (the plan's shapes): every CTA
+// reads the same x, and per-thread copies of those few lines queued for ~2 us (perf-notes step 67); otherwise each
+// thread copies the columns it reads with cp.async (no barrier: only it reads them).
+//
+// Measured (H200, judge at 3969130): the router at m = 1 4.0-4.1 us (the tensor-core router family 5.1), the unpooler
+// slice 4.4 (the skinny family 5.2); past 6 (router) or 2 (slice) tokens the tensor-core families win again.
 //
 //   CTA = RG row groups of TPR threads; thread i of a group: units (16 bytes: 4 FP32 or 8 BF16 k) u = i + TPR j
 //   (j < U) of the CTA's k range, for each of its group's RT rows; acc[r][tok] in FP32, k ascending within the
@@ -14,10 +19,10 @@
 //   and the S cluster ranks in order. Nothing depends on m (only whether a token exists): bitwise deterministic
 //   and batch invariant over every m of one variant and split.
 //
-// Roofline: the router (8.4 MB of FP32) at the streaming ceiling is ~2.8 us. The FMAs cost R x MT per 16 bytes
-// of weights per thread; at m = 8 on the router that is ~400 instructions per thread after the loads land
-// (~0.5-1 us), so the family serves few tokens only (plan table). FP32 weights are used as they are (no hi + lo
-// split): products and sums in FP32.
+// Roofline: the router (8.4 MB of FP32) at the streaming ceiling is ~2.8-3.0 us. The FMAs cost RT x m per weight
+// unit per thread; at m = 8 on the router that is ~400 instructions per thread after the loads land (~0.5-1 us),
+// and every CTA reads all of x through L2, so the family serves few tokens only (plan table). FP32 weights are used
+// as they are (no hi + lo split): products and sums in FP32.
 #include <cooperative_groups.h>
 #include <cuda_bf16.h>
 #include <fmt/format.h>
