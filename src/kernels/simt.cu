@@ -87,8 +87,9 @@ struct Args {
   int no_bulk_x = 0;                 // bench only: x by per-thread cp.async even where bulk copies apply
 };
 
-// Bench timeline (Args::trace): 0 entry, 1 thread 0's x landed, 2 thread 0's FMAs done (its weights landed), 3 every
-// thread's FMAs done, 4 the CTA's tree done, 5 the cluster's partials visible, 6 output written.
+// Bench timeline (Args::trace): 0 entry, 1 thread 0's x landed, 2 thread 0's first row landed, 3 the CTA barrier after
+// the FMAs (the compiler may sink FMAs and their load waits past it: perf-notes step 63), 4 the CTA's tree done, 5 the
+// cluster's partials visible, 6 output written.
 __device__ __forceinline__ void stamp(unsigned long long* trace, int i) {
   unsigned long long v;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(v));
