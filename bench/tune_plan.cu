@@ -111,6 +111,32 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&out, static_cast<size_t>(max_m) * 8192 * 4));
   CK(cudaMalloc(&ref, static_cast<size_t>(max_m) * 8192 * 4));
 
+  // One candidate of a stream / simt / wide row: poison `out`, run `go` once (a launch error or an output further than
+  // `tol` from `ref`, n host values of `out`'s type, goes into the row instead of a time), then time it. True if timed.
+  auto candidate = [&](std::string& row, const std::string& tag, const std::function<void()>& go, const auto& ref,
+                       double tol) {
+    auto add = [&](const std::string& what) { row += (row.empty() ? "" : "; ") + what; };
+    std::decay_t<decltype(ref)> o(ref.size());
+    const size_t bytes = ref.size() * sizeof(o[0]);
+    CK(cudaMemset(out, 0xFF, bytes));
+    try {
+      go();
+      CK(cudaStreamSynchronize(tm.s));
+    } catch (const std::exception& e) {
+      cudaGetLastError();
+      add(tag + ": " + e.what());
+      return false;
+    }
+    CK(cudaMemcpy(o.data(), out, bytes, cudaMemcpyDeviceToHost));
+    const double rd = rel_diff(o, ref);
+    if (!(rd < tol)) {  // (NaN fails too)
+      add(fmt::format("{}: wrong output (rel diff {:.3e})", tag, rd));
+      return false;
+    }
+    add(fmt::format("{} {:.2f}", tag, tm.time(go) - fixed));
+    return true;
+  };
+
   // The stream family (raw BF16 by TMA into wgmma) at several K splits, checked against cuBLAS, with cuBLAS and the
   // vendor family timed in the same pass. TUNE_STREAM_SPLITS=a,b,..: the splits (default: the plan's and a few
   // around it); TUNE_STREAM_ONLY=1: no skinny sweep.
@@ -129,7 +155,7 @@ int main(int argc, char** argv) {
     const size_t n_out = static_cast<size_t>(m) * sh.rows;
     solgemm::kernels::launch_vendor(blas, nullptr, dw, x, m, static_cast<__nv_bfloat16*>(ref), sh.rows, sh.k, tm.s);
     CK(cudaStreamSynchronize(tm.s));
-    std::vector<uint16_t> ref16(n_out), o(n_out);
+    std::vector<uint16_t> ref16(n_out);
     CK(cudaMemcpy(ref16.data(), ref, n_out * 2, cudaMemcpyDeviceToHost));
     solgemm::kernels::StreamView sv;
     sv.w = static_cast<const __nv_bfloat16*>(dw);
@@ -144,21 +170,7 @@ int main(int argc, char** argv) {
       c.split_k = sp;
       const std::string tag = fmt::format("split {}", sp);
       auto go = [&] { solgemm::kernels::launch_stream(c, sv, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s); };
-      CK(cudaMemset(out, 0xFF, n_out * 2));
-      try {
-        go();
-        CK(cudaStreamSynchronize(tm.s));
-      } catch (const std::exception& e) {
-        row += fmt::format("{}{}: {}", row.empty() ? "" : "; ", tag, e.what());
-        continue;
-      }
-      CK(cudaMemcpy(o.data(), out, n_out * 2, cudaMemcpyDeviceToHost));
-      const double rd = rel_diff(o, ref16);
-      if (!(rd < 1e-2)) {
-        row += fmt::format("{}{}: wrong output (rel diff {:.3e})", row.empty() ? "" : "; ", tag, rd);
-        continue;
-      }
-      row += fmt::format("{}{} {:.2f}", row.empty() ? "" : "; ", tag, tm.time(go) - fixed);
+      if (!candidate(row, tag, go, ref16, 1e-2)) continue;
       if (trace) {
         const int ctas = static_cast<int>(row_blocks * sp);
         tm.timeline(fmt::format("stream {} m={} {}", sh.name, m, tag).c_str(), ctas, trace, [&](unsigned long long* tr) {
@@ -182,53 +194,33 @@ int main(int argc, char** argv) {
 
   // The simt family (raw weights on the CUDA cores) in its compiled variants, checked against cuBLAS (BF16) or the
   // plan's router layout (FP32), with the plan's own kernel and cuBLAS timed in the same pass (TUNE_SIMT_ONLY=1: only
-  // these rows). Variants: split (cluster) / rows per CTA / units per thread / tokens per CTA.
+  // these rows). Variants: rows per CTA / units per thread / tokens per CTA.
   const bool simt_only = std::getenv("TUNE_SIMT_ONLY") != nullptr;
   auto simt_row = [&](const ShapeSpec& sh, const void* dw, int m, const std::function<void()>& plan_go,
-                      const std::function<void()>& cublas_go, const void* refp) {
+                      const std::function<void()>& cublas_go) {
     struct V {
-      int s, r, u, mt, rg, nth;
+      int r, u, mt;
     };
-    const std::vector<V> vs = sh.hilo ? std::vector<V>{{1, 2, 4, 8, 1, 512}} : std::vector<V>{{1, 8, 1, 4, 1, 512}};
-    const size_t n_out = static_cast<size_t>(m) * sh.rows, esz = sh.hilo ? 4 : 2;
+    const std::vector<V> vs = sh.hilo ? std::vector<V>{{2, 4, 8}} : std::vector<V>{{8, 1, 4}};
+    const size_t n_out = static_cast<size_t>(m) * sh.rows;
     const solgemm::DType wt = sh.hilo ? solgemm::DType::f32 : solgemm::DType::bf16;
+    std::vector<float> ref32(sh.hilo ? n_out : 0);  // the reference (device `ref`) on the host, once
+    std::vector<uint16_t> ref16(sh.hilo ? 0 : n_out);
+    if (sh.hilo)
+      CK(cudaMemcpy(ref32.data(), ref, n_out * 4, cudaMemcpyDeviceToHost));
+    else
+      CK(cudaMemcpy(ref16.data(), ref, n_out * 2, cudaMemcpyDeviceToHost));
     std::string row;
     tm.reps = final_reps;
     for (const V& v : vs)
     for (bool nobulk : {false, true}) {  // (x by bulk copies where they apply, or by per-thread cp.async)
-      solgemm::Config c = solgemm::layout_config(v.s, v.r, v.rg, v.u, v.mt);
-      c.warps = v.nth / 32;
-      const std::string tag = fmt::format("S{}/R{}/G{}/U{}/T{}/{}{}", v.s, v.r, v.rg, v.u, v.mt, v.nth,
-                                          nobulk ? "/x-cp.async" : "");
+      solgemm::Config c = solgemm::layout_config(1, v.r, 1, v.u, v.mt);
+      c.warps = 16;
+      const std::string tag = fmt::format("R{}/U{}/T{}{}", v.r, v.u, v.mt, nobulk ? "/x-cp.async" : "");
       auto go = [&] { solgemm::kernels::launch_simt(c, wt, dw, x, m, out, sh.rows, sh.k, tm.s, nullptr, nobulk); };
-      CK(cudaMemset(out, 0xFF, n_out * esz));
-      try {
-        go();
-        CK(cudaStreamSynchronize(tm.s));
-      } catch (const std::exception& e) {
-        cudaGetLastError();
-        row += fmt::format("{}{}: {}", row.empty() ? "" : "; ", tag, e.what());
-        continue;
-      }
-      double rd;
-      if (sh.hilo) {
-        std::vector<float> o(n_out), r(n_out);
-        CK(cudaMemcpy(o.data(), out, n_out * 4, cudaMemcpyDeviceToHost));
-        CK(cudaMemcpy(r.data(), refp, n_out * 4, cudaMemcpyDeviceToHost));
-        rd = rel_diff(o, r);
-      } else {
-        std::vector<uint16_t> o(n_out), r(n_out);
-        CK(cudaMemcpy(o.data(), out, n_out * 2, cudaMemcpyDeviceToHost));
-        CK(cudaMemcpy(r.data(), refp, n_out * 2, cudaMemcpyDeviceToHost));
-        rd = rel_diff(o, r);
-      }
-      if (!(rd < (sh.hilo ? 1e-5 : 1e-2))) {
-        row += fmt::format("{}{}: wrong output (rel diff {:.3e})", row.empty() ? "" : "; ", tag, rd);
-        continue;
-      }
-      row += fmt::format("{}{} {:.2f}", row.empty() ? "" : "; ", tag, tm.time(go) - fixed);
+      if (!(sh.hilo ? candidate(row, tag, go, ref32, 1e-5) : candidate(row, tag, go, ref16, 1e-2))) continue;
       if (trace) {  // TUNE_TRACE: where the time goes (slots: simt.cu stamp)
-        const int ctas = static_cast<int>((sh.rows + v.r - 1) / v.r * v.s * ((m + v.mt - 1) / v.mt));
+        const int ctas = static_cast<int>((sh.rows + v.r - 1) / v.r * ((m + v.mt - 1) / v.mt));
         tm.timeline(fmt::format("simt {} m={} {}", sh.name, m, tag).c_str(), ctas, trace, [&](unsigned long long* tr) {
           solgemm::kernels::launch_simt(c, wt, dw, x, m, out, sh.rows, sh.k, tm.s, tr, nobulk);
         });
@@ -341,7 +333,7 @@ int main(int argc, char** argv) {
           solgemm::kernels::launch_vendor(blas, nullptr, dw, x, m, static_cast<__nv_bfloat16*>(ref), sh.rows, sh.k, tm.s);
         }
         CK(cudaStreamSynchronize(tm.s));
-        simt_row(sh, dw, m, plan_go, cublas_go, ref);
+        simt_row(sh, dw, m, plan_go, cublas_go);
         if (simt_only) continue;
       }
       if (!sh.hilo) stream_row(sh, dw, m, table.get());
@@ -456,17 +448,7 @@ int main(int argc, char** argv) {
         for (int split : splits) {
           solgemm::Config c = solgemm::layout_config(split, 4, 1, static_cast<int>(k_groups / split), m <= 128 ? 16 : 32);
           auto wide = [&] { solgemm::kernels::launch_wide_hilo(c, hv, x, m, static_cast<float*>(out), sh.rows, tm.s); };
-          CK(cudaMemset(out, 0xFF, n_out * 4));
-          wide();
-          CK(cudaStreamSynchronize(tm.s));
-          std::vector<float> o(n_out);
-          CK(cudaMemcpy(o.data(), out, n_out * 4, cudaMemcpyDeviceToHost));
-          const double rd = rel_diff(o, ref32);
-          if (!(rd < 1e-5)) {
-            row += fmt::format("{}split {}: wrong output (rel diff {:.3e})", row.empty() ? "" : "; ", split, rd);
-            continue;
-          }
-          row += fmt::format("{}split {} {:.2f}", row.empty() ? "" : "; ", split, tm.time(wide) - fixed);
+          if (!candidate(row, fmt::format("split {}", split), wide, ref32, 1e-5)) continue;
           if (trace) {  // TUNE_TRACE: where the time goes (bench_util.cuh timeline; slots: wide.cu hilo_stamp)
             const int ctas = static_cast<int>(((sh.rows + 63) / 64) * split * ((m + 8 * c.n_tiles - 1) / (8 * c.n_tiles)));
             tm.timeline(fmt::format("wide m={} split {}", m, split).c_str(), ctas, trace, [&](unsigned long long* tr) {
