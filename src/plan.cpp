@@ -212,7 +212,7 @@ Plan plan_stream(const Shape& s, int64_t m) {
 Plan plan_simt(const Shape& s, int64_t /*m*/) {
   Plan p;
   p.kernel = Kernel::simt;
-  const bool f32 = s.storage == Storage::hilo || s.storage == Storage::raw_f32;
+  const bool f32 = s.storage == Storage::hilo;  // (the router's storage keeps the raw FP32 copy)
   p.cfg = f32 ? layout_config(1, 2, 1, 4, 8) : layout_config(1, 8, 1, 1, 4);  // (n_tiles: tokens per CTA)
   p.cfg.warps = 16;
   p.why = f32 ? "FP32 weights as they are on the CUDA cores: 2 rows x the whole K per CTA, 8 tokens per CTA"

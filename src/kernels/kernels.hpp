@@ -188,10 +188,9 @@ void launch_stream(const Config& cfg, const StreamView& w, const __nv_bfloat16* 
                    int64_t rows, cudaStream_t stream);
 
 // simt.cu: the raw row-major weights (FP32 -> FP32 out, BF16 -> BF16 out) on the CUDA cores, R rows per CTA over the
-// whole K (or a cluster of split_k CTAs), any m (tuned for a few tokens). Config: split_k = cluster size, rt_cta =
-// rows per CTA, wk = row groups, gpw = 16-byte units per row per thread, n_tiles = tokens per CTA, warps = threads /
-// 32. Needs K % 4 == 0 (FP32) or
-// K % 8 == 0 (BF16) and x aligned to 8 (16) bytes: simt_supports; launch_simt throws otherwise.
+// whole K, any m (tuned for a few tokens). Config: rt_cta = rows per CTA, gpw = 16-byte units per row per thread,
+// n_tiles = tokens per CTA, split_k = wk = 1, warps = 16. Needs K % 4 == 0 (FP32) or K % 8 == 0 (BF16) and x aligned
+// to 8 (16) bytes: simt_supports; launch_simt throws otherwise.
 bool simt_supports(DType wt, int64_t k, const void* x);
 void launch_simt(const Config& cfg, DType wt, const void* W, const __nv_bfloat16* x, int64_t m, void* out,
                  int64_t rows, int64_t k, cudaStream_t stream, unsigned long long* trace = nullptr,
