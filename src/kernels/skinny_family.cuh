@@ -262,23 +262,12 @@ struct WarpExc {
   int bi = 0;         // block (relative to b_lo) of this lane's entry
   unsigned blk_has = 0;
   uint32_t e = 0;     // this lane's entry (e_total <= 32)
-  // Which half groups may need a patch: bit 2 i + h = half h of the warp's group i (i < 32; later groups go by
-  // blk_has). Before the loop every half of every block with entries (blk_has: known from the offsets alone); at
-  // the first patch, once the entries are in, only the halves an entry falls in (`fine`). So the rare branch is
-  // taken about once per entry, not for all eight halves of its block.
-  uint64_t hmask = 0;
-  int fine = 0;
 };
-
-// Whether half h of the warp's group i (block blk of its run) may hold an exception (warp-uniform).
-__device__ __forceinline__ bool may_patch(const WarpExc& x, int i, int h, int blk) {
-  return i < 32 ? ((x.hmask >> (2 * i + h)) & 1u) != 0 : ((x.blk_has >> blk) & 1u) != 0;
-}
 
 // Patch the exceptions of group g (the warp's `blk`-th block) that fall in half HS: the rare path, taken only
 // when the group's block has entries (warp-uniform).
 template <int HS>
-__device__ __forceinline__ void patch_half(const Args& a, WarpExc& x, int g, int g_begin, int blk, int lane,
+__device__ __forceinline__ void patch_half(const Args& a, const WarpExc& x, int g, int g_begin, int blk, int lane,
                                         uint32_t (&r)[1][2][4]) {
   if (x.e_total <= 32) {
     // (the empty asm keeps every use of the entry inside this rare branch: hoisted out of the main loop, the
@@ -286,16 +275,6 @@ __device__ __forceinline__ void patch_half(const Args& a, WarpExc& x, int g, int
     uint32_t e = x.e;
     asm volatile("" : "+r"(e));
     const int my_grp = ((g_begin >> 2) + x.bi) * 4 + static_cast<int>((e >> 16) & 255) / 64;
-    if (!x.fine) {  // first patch of the warp: from now on only the halves an entry falls in (WarpExc::hmask)
-      const int my_i = my_grp - g_begin;
-      const uint64_t bit = (lane < x.e_total && my_i >= 0 && my_i < 32)
-                               ? uint64_t{1} << (2 * my_i + (decode::exc_slot(e).step >> 1))
-                               : uint64_t{0};
-      const uint32_t lo = __reduce_or_sync(0xFFFFFFFFu, static_cast<uint32_t>(bit));
-      const uint32_t hi = __reduce_or_sync(0xFFFFFFFFu, static_cast<uint32_t>(bit >> 32));
-      x.hmask = (static_cast<uint64_t>(hi) << 32) | lo;
-      x.fine = 1;
-    }
     unsigned emask = __ballot_sync(0xFFFFFFFFu, lane < x.e_total && my_grp == g);
     while (emask) {
       const int src = __ffs(emask) - 1;
@@ -320,7 +299,7 @@ __device__ __forceinline__ void patch_half(const Args& a, WarpExc& x, int g, int
 // Half a group (k steps 2 HS, 2 HS + 1): decode, patch the exceptions that fall in it (`exc`: the group's block
 // has some), multiply by every n tile. `diag` is 0 in the library (a compile-time constant there).
 template <class Src, int NT, int HS>
-__device__ __forceinline__ void half_step(const Args& a, const uint4 (&b)[Src::kLoads], bool exc, WarpExc& wx,
+__device__ __forceinline__ void half_step(const Args& a, const uint4 (&b)[Src::kLoads], bool exc, const WarpExc& wx,
                                           int g, int g_begin, int blk, int lane, uint32_t xrow, int xs_stride,
                                           float (&acc)[Src::kTerms][NT][4], int diag) {
   constexpr int T = Src::kTerms;
@@ -587,8 +566,6 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
       for (int j = 1; j < nb; ++j)
         if (__shfl_sync(0xFFFFFFFFu, wx.off_lane, j) <= q) wx.bi = j;
       if (wx.e_total <= 32 && lane < wx.e_total) wx.e = __ldg(a.exc + q);
-      for (int i = 0; i < min(n, 32); ++i)  // every half of the blocks with entries, until the first patch
-        if ((wx.blk_has >> (((g_begin + i) >> 2) - (g_begin >> 2))) & 1u) wx.hmask |= uint64_t{3} << (2 * i);
     }
   }
 
@@ -610,15 +587,11 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     // One group: exceptions, then half 0, `mid` (the ring's second half load and release), half 1.
     auto group = [&](int i, uint4 (&b)[Src::kLoads], auto&& mid) {
       const int g = g_begin + i, blk = (g >> 2) - (g_begin >> 2);
+      const bool exc = Src::kExc && ((wx.blk_has >> blk) & 1u);  // warp-uniform; almost always false
       const uint32_t xr = xrow + static_cast<uint32_t>(i * 128);
-      // (warp-uniform; almost always false; half 1 asks after half 0, whose patch may have refined the mask)
-      if (!(diag & 1))
-        half_step<Src, NT, 0>(a, b, Src::kExc && may_patch(wx, i, 0, blk), wx, g, g_begin, blk, lane, xr, xs_stride,
-                              acc, diag);
+      if (!(diag & 1)) half_step<Src, NT, 0>(a, b, exc, wx, g, g_begin, blk, lane, xr, xs_stride, acc, diag);
       mid();
-      if (!(diag & 1))
-        half_step<Src, NT, 1>(a, b, Src::kExc && may_patch(wx, i, 1, blk), wx, g, g_begin, blk, lane, xr, xs_stride,
-                              acc, diag);
+      if (!(diag & 1)) half_step<Src, NT, 1>(a, b, exc, wx, g, g_begin, blk, lane, xr, xs_stride, acc, diag);
     };
     if (S == 0) {
       if (n > 0) group(0, bd, [] {});
