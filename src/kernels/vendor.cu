@@ -347,7 +347,7 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
       // Broad sweep (matrices of at least kSweepMinWeights weights, all rows): the heuristic's first candidate with
       // every tile and custom option its algorithm accepts (cuBLASLt's heuristic returns eight configurations and
       // misses faster ones: the pooler at m = 128 runs 1.31x faster than the default on a tile it never proposes,
-      // perf-notes step 71), each screened by a median of 3 cold replays within a time budget; the 4 fastest and
+      // perf-notes step 71), each screened by a median of 3 cold replays within a time budget; the 8 fastest and
       // their 2-, 3- and 4-way split-K variants go on to the screen above (median of 9, kept if faster than the
       // default) and so to the confirmation.
       if (r == 0 && n * k >= kSweepMinWeights && found > 0 && cand[0].state == CUBLAS_STATUS_SUCCESS) {
@@ -391,7 +391,7 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
             quick.push_back({time_quick(call_algo(a)), a});
           }
         std::sort(quick.begin(), quick.end(), [](const Quick& a, const Quick& c) { return a.us < c.us; });
-        for (size_t i = 0; i < std::min<size_t>(4, quick.size()) && quick[i].us < kNever; ++i) {
+        for (size_t i = 0; i < std::min<size_t>(8, quick.size()) && quick[i].us < kNever; ++i) {
           int32_t splits0 = 1;
           cublasLtMatmulAlgoConfigGetAttribute(&quick[i].algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splits0,
                                                sizeof(splits0), &written);
