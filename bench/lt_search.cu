@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "bench_data.cuh"
+#include "kernels/graph_capture.hpp"
 #include "bench_util.cuh"
 
 namespace {
@@ -49,12 +50,23 @@ struct Cand {
   std::string desc;
 };
 
-template <class T>
-T cfg_get(const cublasLtMatmulAlgo_t& a, cublasLtMatmulAlgoConfigAttributes_t attr) {
+// One attribute of an algorithm: its configuration (cublasLtMatmulAlgoConfigGetAttribute) or a capability
+// (cublasLtMatmulAlgoCapGetAttribute); 0 where the library does not say.
+template <class T, class Attr>
+T algo_get(cublasStatus_t (*get)(const cublasLtMatmulAlgo_t*, Attr, void*, size_t, size_t*),
+           const cublasLtMatmulAlgo_t& a, Attr attr) {
   T v{};
   size_t w = 0;
-  cublasLtMatmulAlgoConfigGetAttribute(&a, attr, &v, sizeof(v), &w);
+  get(&a, attr, &v, sizeof(v), &w);
   return v;
+}
+template <class T>
+T cfg_get(const cublasLtMatmulAlgo_t& a, cublasLtMatmulAlgoConfigAttributes_t attr) {
+  return algo_get<T>(cublasLtMatmulAlgoConfigGetAttribute, a, attr);
+}
+template <class T>
+T cap_get(const cublasLtMatmulAlgo_t& a, cublasLtMatmulAlgoCapAttributes_t attr) {
+  return algo_get<T>(cublasLtMatmulAlgoCapGetAttribute, a, attr);
 }
 
 std::string describe(const cublasLtMatmulAlgo_t& a) {
@@ -77,13 +89,6 @@ std::vector<uint32_t> cap_list(const cublasLtMatmulAlgo_t& a, cublasLtMatmulAlgo
   return v;
 }
 
-template <class T>
-T cap_get(const cublasLtMatmulAlgo_t& a, cublasLtMatmulAlgoCapAttributes_t attr) {
-  T v{};
-  size_t w = 0;
-  cublasLtMatmulAlgoCapGetAttribute(&a, attr, &v, sizeof(v), &w);
-  return v;
-}
 
 double bf16_f64(uint16_t v) {
   const uint32_t u = static_cast<uint32_t>(v) << 16;
@@ -135,19 +140,7 @@ int main(int argc, char** argv) {
 
   // A call captured into a graph; nullptr if it cannot be captured or fails.
   auto graph_of = [&](auto&& call) -> cudaGraphExec_t {
-    cudaGraph_t g = nullptr;
-    cudaGraphExec_t ge = nullptr;
-    bool ok = cudaStreamBeginCapture(tm.s, cudaStreamCaptureModeThreadLocal) == cudaSuccess;
-    if (ok) ok = call();
-    ok = cudaStreamEndCapture(tm.s, &g) == cudaSuccess && ok;
-    ok = ok && cudaGraphInstantiate(&ge, g, 0) == cudaSuccess;
-    if (g) cudaGraphDestroy(g);
-    if (!ok && ge) {
-      cudaGraphExecDestroy(ge);
-      ge = nullptr;
-    }
-    cudaGetLastError();
-    return ge;
+    return solgemm::kernels::capture_graph(tm.s, [&](cudaStream_t) { return call(); });
   };
   auto time_call = [&](auto&& call, int reps) -> float {
     cudaGraphExec_t ge = graph_of(call);

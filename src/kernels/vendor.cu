@@ -16,6 +16,7 @@
 #include <tuple>
 #include <vector>
 
+#include "graph_capture.hpp"
 #include "kernels.hpp"
 
 namespace solgemm::kernels {
@@ -197,21 +198,7 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
   cudaStreamSynchronize(stream);
   constexpr float kNever = 1e30f;
   // A call captured into a graph (nullptr if it cannot be captured or fails), and one cold replay of it (us).
-  auto make_graph = [&](auto&& call) -> cudaGraphExec_t {
-    cudaGraph_t g = nullptr;
-    cudaGraphExec_t ge = nullptr;
-    bool ok = cudaStreamBeginCapture(ts, cudaStreamCaptureModeThreadLocal) == cudaSuccess;
-    if (ok) ok = call(ts);
-    ok = cudaStreamEndCapture(ts, &g) == cudaSuccess && ok;
-    ok = ok && cudaGraphInstantiate(&ge, g, 0) == cudaSuccess;
-    if (g) cudaGraphDestroy(g);
-    if (!ok && ge) {
-      cudaGraphExecDestroy(ge);
-      ge = nullptr;
-    }
-    cudaGetLastError();
-    return ge;
-  };
+  auto make_graph = [&](auto&& call) -> cudaGraphExec_t { return capture_graph(ts, call); };
   auto replay_us = [&](cudaGraphExec_t ge) -> float {
     flush_l2<<<528, 512, 0, ts>>>(static_cast<const uint4*>(flush), flush_bytes / 16, sink);
     cudaEventRecord(e0, ts);
@@ -226,32 +213,22 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
     std::sort(v.begin(), v.end());
     return v.empty() ? kNever : v[v.size() / 2];
   };
-  auto time_quick = [&](auto&& call) -> float {  // the broad sweep's screen: median of 3 (after 1 warm-up)
+  // The median of `reps` cold replays after `warm` warm-up replays.
+  auto time_median = [&](auto&& call, int warm, int reps) -> float {
     cudaGraphExec_t ge = make_graph(call);
     if (!ge) return kNever;
     std::vector<float> v;
-    for (int r = 0; r < 4; ++r) {
+    for (int r = 0; r < warm + reps; ++r) {
       const float us = replay_us(ge);
-      if (r >= 1) v.push_back(us);
+      if (r >= warm) v.push_back(us);
     }
     cudaGraphExecDestroy(ge);
     cudaStreamSynchronize(ts);
     cudaGetLastError();
     return median(v);
   };
-  auto time_us = [&](auto&& call) -> float {  // median of 9 cold replays (after 2 warm-up replays)
-    cudaGraphExec_t ge = make_graph(call);
-    if (!ge) return kNever;
-    std::vector<float> v;
-    for (int r = 0; r < 11; ++r) {
-      const float us = replay_us(ge);
-      if (r >= 2) v.push_back(us);
-    }
-    cudaGraphExecDestroy(ge);
-    cudaStreamSynchronize(ts);
-    cudaGetLastError();
-    return median(v);
-  };
+  auto time_quick = [&](auto&& call) { return time_median(call, 1, 3); };  // the broad sweep's second screen
+  auto time_us = [&](auto&& call) { return time_median(call, 2, 9); };
   // A screened candidate against the default, timed in 15 interleaved pairs (order alternating, so that a drift
   // of the machine cancels): the median of the per-pair ratios winner / default (perf-notes step 41: medians of
   // separate runs let a 4-6% better split-K algorithm lose to the default in some prepares).
