@@ -2,6 +2,8 @@
 // tuning on: all rows, the tuned leading slices (n/8: where split-K algorithms get picked) and an untuned slice
 // (the default path), against an FP64 reference (relative L2 <= 1e-2, probe rows exact to 1e-3), NaN poison with
 // a guard after out, and 10 graph replays bitwise equal; a second matrix of the same shape reuses the tuning.
+// A matrix of 2^23 weights also goes through the tuner's broad sweep of cuBLASLt's tiles (perf-notes step 71):
+// whatever it picks is checked the same way at decode and verify sizes.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -80,6 +82,53 @@ TEST(Vendor, TunedSlicesCorrectAndDeterministic) {
     const std::vector<uint16_t> raw = out.get();
     EXPECT_LE(skt::rel_l2(raw, ref.get(), rows, 0, m), 1e-2) << "second matrix, rows=" << rows << " " << skt::seed_msg(seed);
     for (size_t i = static_cast<size_t>(m * rows); i < total; ++i) ASSERT_EQ(raw[i], 0xFFFFu) << "written past m x rows";
+  }
+  cudaStreamDestroy(st);
+}
+
+// The broad sweep (matrices of >= 2^23 weights, all rows): the configurations it may pick (any tile and custom
+// option of cuBLASLt's first algorithm, split K with FP32 partials) must be as right and as deterministic as the
+// default's, at every m bucket the plan can send to the vendor family.
+TEST(Vendor, SweptChoicesCorrectAndDeterministic) {
+  SOLGEMM_REQUIRE_GPU();
+  const uint64_t seed = solgemm::testing::test_seed(0x5EE9u);
+  const int64_t n = 4096, k = 2048;  // 2^23 weights: the sweep's threshold
+  cudaStream_t st;
+  SKT_CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  Dev<__nv_bfloat16> dw(static_cast<size_t>(n * k));
+  skt::gen_bf16<<<1024, 256>>>(dw.p, n * k, seed, 0.02f);
+  SKT_CK(cudaDeviceSynchronize());
+  solgemm::PrepareOptions opt;
+  opt.kernel = "vendor";
+  const solgemm::Weights w = solgemm::Weights::prepare(dw.p, solgemm::DType::bf16, n, k, st, opt);
+  const int64_t mmax = 256;
+  Dev<__nv_bfloat16> x(static_cast<size_t>(mmax * k));
+  skt::make_x(x.p, mmax, k, seed);
+  const size_t total = static_cast<size_t>(mmax * n + kGuard);
+  Dev<uint16_t> out(total);
+  Dev<double> ref(static_cast<size_t>(mmax * n));
+  skt::ref_fp64<<<dim3(static_cast<unsigned>(n), static_cast<unsigned>((mmax + 7) / 8)), 256>>>(x.p, dw.p, ref.p,
+                                                                                                mmax, n, k);
+  SKT_CK(cudaDeviceSynchronize());
+  const std::vector<double> href = ref.get();
+  for (int m : {1, 16, 32, 100, 128, 256}) {
+    SCOPED_TRACE("m=" + std::to_string(m) + " plan=" + w.plan_for(m, n) + " " + skt::seed_msg(seed) + " " +
+                 w.description());
+    SKT_CK(cudaMemset(out.p, 0xFF, total * 2));  // 0xFFFF: a BF16 NaN
+    w.run(x.p, m, out.p, n, st);
+    SKT_CK(cudaStreamSynchronize(st));
+    SKT_CK(cudaGetLastError());
+    const std::vector<uint16_t> raw = out.get();
+    const size_t used = static_cast<size_t>(m * n);
+    size_t bad = 0, guard_bad = 0;
+    for (size_t i = 0; i < used; ++i) bad += !skt::finite(raw[i]);
+    for (size_t i = used; i < total; ++i) guard_bad += raw[i] != 0xFFFFu;
+    ASSERT_EQ(bad, 0u) << "NaN/Inf (unwritten?) in out";
+    ASSERT_EQ(guard_bad, 0u) << "written past m x rows";
+    std::vector<double> r(href.begin(), href.begin() + static_cast<std::ptrdiff_t>(used));
+    EXPECT_LE(skt::rel_l2(raw, r, n, 0, m), 1e-2) << "relative L2 error";
+    for (int64_t p = 0; p < m; p += 8) EXPECT_LE(skt::rel_l2(raw, r, n, p, p + 1), 1e-3) << "probe row " << p;
+    skt::expect_replays_equal(w, x.p, out, total, m, n, st);
   }
   cudaStreamDestroy(st);
 }
