@@ -122,7 +122,7 @@ std::map<ChoiceKey, VendorChoice>& choice_cache() {
 }
 }  // namespace
 std::string describe(const VendorTable& t) {
-  auto split = [&](int r, int b) {  // (splitk is 0 without a tuned choice, 1 for one without split K)
+  auto choice = [&](int r, int b) {  // the tuned configuration (splitk is 0 without one, 1 for one without split K)
     if (!t.c.have[r][b]) return std::string();
     uint32_t tile = 0, custom = 0;
     size_t w = 0;
@@ -136,13 +136,13 @@ std::string describe(const VendorTable& t) {
   for (int b = 0; b < kBuckets; ++b)
     s += fmt::format(" m{} {:.1f}->{:.1f}{}{}", 1 << b, t.c.us_default[0][b],
                      t.c.have[0][b] ? t.c.us_best[0][b] : t.c.us_default[0][b], t.c.have[0][b] ? "" : "(default)",
-                     split(0, b));
+                     choice(0, b));
   for (int r = 1; r < kRowSets; ++r) {
     if (t.c.rows[r] == 0) continue;
     std::string tuned;
     for (int b = 0; b < kSliceBuckets; ++b)
       if (t.c.have[r][b])
-        tuned += fmt::format(" m{} {:.1f}->{:.1f}{}", 1 << b, t.c.us_default[r][b], t.c.us_best[r][b], split(r, b));
+        tuned += fmt::format(" m{} {:.1f}->{:.1f}{}", 1 << b, t.c.us_default[r][b], t.c.us_best[r][b], choice(r, b));
     s += fmt::format("; rows {}:{}", t.c.rows[r], tuned.empty() ? " default" : tuned);
   }
   if (t.cached) s += " (tuned by an earlier prepare of this shape)";
@@ -199,16 +199,18 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
   constexpr float kNever = 1e30f;
   // A call captured into a graph (nullptr if it cannot be captured or fails), and one cold replay of it (us).
   auto make_graph = [&](auto&& call) -> cudaGraphExec_t { return capture_graph(ts, call); };
-  auto replay_us = [&](cudaGraphExec_t ge) -> float {
+  // One cold run of `launch()` (true when it enqueued): the flush, then the launch between two events; +inf if
+  // the launch or the timing failed.
+  auto cold_us = [&](auto&& launch) -> float {
     flush_l2<<<528, 512, 0, ts>>>(static_cast<const uint4*>(flush), flush_bytes / 16, sink);
     cudaEventRecord(e0, ts);
-    const bool ok = cudaGraphLaunch(ge, ts) == cudaSuccess;
+    const bool ok = launch();
     cudaEventRecord(e1, ts);
-    cudaEventSynchronize(e1);
     float ms = 0;
-    cudaEventElapsedTime(&ms, e0, e1);
-    return ok ? ms * 1000.f : kNever;
+    const bool timed = cudaEventSynchronize(e1) == cudaSuccess && cudaEventElapsedTime(&ms, e0, e1) == cudaSuccess;
+    return ok && timed ? ms * 1000.f : kNever;
   };
+  auto replay_us = [&](cudaGraphExec_t ge) { return cold_us([&] { return cudaGraphLaunch(ge, ts) == cudaSuccess; }); };
   auto median = [](std::vector<float>& v) {
     std::sort(v.begin(), v.end());
     return v.empty() ? kNever : v[v.size() / 2];
@@ -334,9 +336,9 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
           cublasLtMatmulAlgo_t algo;
         };
         std::vector<Quick> quick;
-        // One configuration, screened cheaply: launched once to load its kernel (lazy module loading), then once
-        // after the flush between two events (direct launches: the flush keeps the GPU busy while the host
-        // enqueues, so the launch overhead stays hidden); +inf if it fails.
+        // One configuration, screened cheaply: launched once to load its kernel (lazy module loading), then one
+        // cold run (direct launches: the flush keeps the GPU busy while the host enqueues, so the launch overhead
+        // stays hidden); +inf if it fails.
         auto time_once = [&](const cublasLtMatmulAlgo_t& a) -> float {
           const float one1 = 1.f, zero1 = 0.f;
           auto run = [&] {
@@ -348,14 +350,9 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
             cudaGetLastError();
             return kNever;
           }
-          flush_l2<<<528, 512, 0, ts>>>(static_cast<const uint4*>(flush), flush_bytes / 16, sink);
-          cudaEventRecord(e0, ts);
-          const bool ok = run();
-          cudaEventRecord(e1, ts);
-          float ms = 0;
-          const bool done = cudaEventSynchronize(e1) == cudaSuccess && cudaEventElapsedTime(&ms, e0, e1) == cudaSuccess;
+          const float us = cold_us(run);
           cudaGetLastError();
-          return ok && done ? ms * 1000.f : kNever;
+          return us;
         };
         // (without split K: the heuristic's first configuration may carry one, e.g. 3 ways for the pooler at m = 32,
         // which would hide the tiles that are fastest unsplit; the split variants come after the screen)
