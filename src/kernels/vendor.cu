@@ -91,7 +91,8 @@ __global__ void fill_x(__nv_bfloat16* x, size_t n) {  // small nonzero values: n
 // algorithm may fill the GPU where the default cannot). A call whose rows are not in the list takes the default.
 constexpr int kRowSets = 4;
 // The broad sweep of the tuner (tune_vendor): for matrices of at least this many weights (the judge's layers have
-// 8.4-33.5 M; a call there costs >= 5 us, so a few percent pay back the sweep), at most this long per m bucket.
+// 8.4-33.5 M; a call there costs >= 5 us, so a few percent pay back the sweep), at most this long per sweep base
+// and m bucket.
 constexpr int64_t kSweepMinWeights = int64_t{1} << 23;
 constexpr double kSweepBudgetS = 1.5;
 constexpr int kSliceBuckets = 7;  // slices (rows < n): m = 1 .. 64
@@ -229,7 +230,7 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
     cudaGetLastError();
     return median(v);
   };
-  auto time_quick = [&](auto&& call) { return time_median(call, 1, 3); };  // the broad sweep's second screen
+  auto time_quick = [&](auto&& call) { return time_median(call, 1, 5); };  // the broad sweep's second screen
   auto time_us = [&](auto&& call) { return time_median(call, 2, 9); };
   // A screened candidate against the default, timed in 15 interleaved pairs (order alternating, so that a drift
   // of the machine cancels): the median of the per-pair ratios winner / default (perf-notes step 41: medians of
@@ -326,14 +327,18 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
       // Broad sweep (matrices of at least kSweepMinWeights weights, all rows): the heuristic's first candidate with
       // every tile and custom option its algorithm accepts (cuBLASLt's heuristic returns eight configurations and
       // misses faster ones: the pooler at m = 128 runs 1.31x faster than the default on a tile it never proposes,
-      // perf-notes step 71), each screened by one cold replay (within a time budget), the 24 fastest again by a
-      // median of 3; the 8 fastest of those and their 2-, 3- and 4-way split-K variants go on to the screen above
-      // (median of 9, kept if faster than the default) and so to the confirmation (perf-notes step 73: with a median
-      // of 3 for every configuration the budget ran out before the last tiles).
+      // perf-notes step 71), twice: unsplit, and with the split K the heuristic gave it, if any (qkv_gate at m = 32
+      // is fastest on tiles it never proposes with its own 3-way split, the pooler at m = 32 on a tile unsplit:
+      // perf-notes steps 73, 74). Each configuration is screened by one cold replay (within a time budget per base),
+      // the 24 fastest of both bases again by a median of 5; the 8 fastest of those, and the 2-, 3- and 4-way split-K
+      // variants of the unsplit ones, go on to the screen above (median of 9, kept if faster than the default) and so
+      // to the confirmation (perf-notes step 73: with a median of 3 for every configuration the budget ran out
+      // before the last tiles).
       if (r == 0 && n * k >= kSweepMinWeights && found > 0 && cand[0].state == CUBLAS_STATUS_SUCCESS) {
         struct Quick {
           float us;
           cublasLtMatmulAlgo_t algo;
+          int splits;
         };
         std::vector<Quick> quick;
         // One configuration, screened cheaply: launched once to load its kernel (lazy module loading), then one
@@ -354,50 +359,57 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
           cudaGetLastError();
           return us;
         };
-        // (without split K: the heuristic's first configuration may carry one, e.g. 3 ways for the pooler at m = 32,
-        // which would hide the tiles that are fastest unsplit; the split variants come after the screen)
-        cublasLtMatmulAlgo_t base = cand[0].algo;
+        size_t written = 0;
+        uint32_t heuristic_split = 1;
+        cublasLtMatmulAlgoConfigGetAttribute(&cand[0].algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &heuristic_split,
+                                             sizeof(heuristic_split), &written);
+        std::vector<std::pair<cublasLtMatmulAlgo_t, int>> bases;  // configuration, its split K
         {
+          cublasLtMatmulAlgo_t unsplit = cand[0].algo;
           const int32_t no_split = 1;
           const uint32_t no_scheme = CUBLASLT_REDUCTION_SCHEME_NONE;
-          cublasLtMatmulAlgoConfigSetAttribute(&base, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &no_split, sizeof(no_split));
-          cublasLtMatmulAlgoConfigSetAttribute(&base, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &no_scheme,
+          cublasLtMatmulAlgoConfigSetAttribute(&unsplit, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &no_split, sizeof(no_split));
+          cublasLtMatmulAlgoConfigSetAttribute(&unsplit, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &no_scheme,
                                                sizeof(no_scheme));
+          bases.emplace_back(unsplit, 1);
+          if (heuristic_split > 1) bases.emplace_back(cand[0].algo, static_cast<int>(heuristic_split));
         }
-        size_t tile_bytes = 0;
-        std::vector<uint32_t> tiles;
-        if (cublasLtMatmulAlgoCapGetAttribute(&base, CUBLASLT_ALGO_CAP_TILE_IDS, nullptr, 0, &tile_bytes) ==
-                CUBLAS_STATUS_SUCCESS &&
-            tile_bytes > 0) {
-          tiles.resize(tile_bytes / sizeof(uint32_t));
-          cublasLtMatmulAlgoCapGetAttribute(&base, CUBLASLT_ALGO_CAP_TILE_IDS, tiles.data(), tile_bytes, &tile_bytes);
-        }
-        int32_t custom_max = 0;
-        size_t written = 0;
-        cublasLtMatmulAlgoCapGetAttribute(&base, CUBLASLT_ALGO_CAP_CUSTOM_OPTION_MAX, &custom_max, sizeof(custom_max),
-                                          &written);
-        custom_max = std::clamp(custom_max, 0, 15);
-        const auto t_sweep = std::chrono::steady_clock::now();
-        auto elapsed = [&] {
-          return std::chrono::duration<double>(std::chrono::steady_clock::now() - t_sweep).count();
-        };
-        for (size_t ti = 0; ti < tiles.size() && elapsed() < kSweepBudgetS; ++ti)
-          for (uint32_t cu = 0; cu <= static_cast<uint32_t>(custom_max) && elapsed() < kSweepBudgetS; ++cu) {
-            cublasLtMatmulAlgo_t a = base;
-            cublasLtMatmulAlgoConfigSetAttribute(&a, CUBLASLT_ALGO_CONFIG_TILE_ID, &tiles[ti], sizeof(uint32_t));
-            cublasLtMatmulAlgoConfigSetAttribute(&a, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, &cu, sizeof(cu));
-            cublasLtMatmulHeuristicResult_t check{};
-            uint64_t numerics = 0;
-            cublasLtMatmulAlgoCapGetAttribute(&a, CUBLASLT_ALGO_CAP_NUMERICAL_IMPL_FLAGS, &numerics, sizeof(numerics),
-                                              &written);
-            if ((numerics & CUBLASLT_NUMERICAL_IMPL_FLAGS_ACCUMULATOR_TYPE_MASK) !=
-                    CUBLASLT_NUMERICAL_IMPL_FLAGS_ACCUMULATOR_32F ||  // FP32 sums only, as the default's
-                cublasLtMatmulAlgoCheck(t->lt, p.op, p.a, p.b, p.c, p.c, &a, &check) != CUBLAS_STATUS_SUCCESS ||
-                check.workspaceSize > blas.bytes)
-              continue;
-            quick.push_back({time_once(a), a});
+        for (const auto& [base, base_split] : bases) {
+          size_t tile_bytes = 0;
+          std::vector<uint32_t> tiles;
+          if (cublasLtMatmulAlgoCapGetAttribute(&base, CUBLASLT_ALGO_CAP_TILE_IDS, nullptr, 0, &tile_bytes) ==
+                  CUBLAS_STATUS_SUCCESS &&
+              tile_bytes > 0) {
+            tiles.resize(tile_bytes / sizeof(uint32_t));
+            cublasLtMatmulAlgoCapGetAttribute(&base, CUBLASLT_ALGO_CAP_TILE_IDS, tiles.data(), tile_bytes,
+                                              &tile_bytes);
           }
-        // The 24 fastest single replays again as graphs, median of 3: the order the next step takes them in.
+          int32_t custom_max = 0;
+          cublasLtMatmulAlgoCapGetAttribute(&base, CUBLASLT_ALGO_CAP_CUSTOM_OPTION_MAX, &custom_max,
+                                            sizeof(custom_max), &written);
+          custom_max = std::clamp(custom_max, 0, 15);
+          const auto t_sweep = std::chrono::steady_clock::now();
+          auto elapsed = [&] {
+            return std::chrono::duration<double>(std::chrono::steady_clock::now() - t_sweep).count();
+          };
+          for (size_t ti = 0; ti < tiles.size() && elapsed() < kSweepBudgetS; ++ti)
+            for (uint32_t cu = 0; cu <= static_cast<uint32_t>(custom_max) && elapsed() < kSweepBudgetS; ++cu) {
+              cublasLtMatmulAlgo_t a = base;
+              cublasLtMatmulAlgoConfigSetAttribute(&a, CUBLASLT_ALGO_CONFIG_TILE_ID, &tiles[ti], sizeof(uint32_t));
+              cublasLtMatmulAlgoConfigSetAttribute(&a, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, &cu, sizeof(cu));
+              cublasLtMatmulHeuristicResult_t check{};
+              uint64_t numerics = 0;
+              cublasLtMatmulAlgoCapGetAttribute(&a, CUBLASLT_ALGO_CAP_NUMERICAL_IMPL_FLAGS, &numerics,
+                                                sizeof(numerics), &written);
+              if ((numerics & CUBLASLT_NUMERICAL_IMPL_FLAGS_ACCUMULATOR_TYPE_MASK) !=
+                      CUBLASLT_NUMERICAL_IMPL_FLAGS_ACCUMULATOR_32F ||  // FP32 sums only, as the default's
+                  cublasLtMatmulAlgoCheck(t->lt, p.op, p.a, p.b, p.c, p.c, &a, &check) != CUBLAS_STATUS_SUCCESS ||
+                  check.workspaceSize > blas.bytes)
+                continue;
+              quick.push_back({time_once(a), a, base_split});
+            }
+        }
+        // The 24 fastest single replays again as graphs, median of 5: the order the next step takes them in.
         auto by_us = [](const Quick& a, const Quick& c) { return a.us < c.us; };
         std::sort(quick.begin(), quick.end(), by_us);
         if (quick.size() > 24) quick.resize(24);
@@ -405,7 +417,8 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
           if (q.us < kNever) q.us = time_quick(call_algo(q.algo));
         std::sort(quick.begin(), quick.end(), by_us);
         for (size_t i = 0; i < std::min<size_t>(8, quick.size()) && quick[i].us < kNever; ++i) {
-          try_algo(quick[i].algo, 1);
+          try_algo(quick[i].algo, quick[i].splits);
+          if (quick[i].splits > 1) continue;
           for (uint32_t splits : {2u, 3u, 4u}) {
             cublasLtMatmulAlgo_t algo = quick[i].algo;
             const uint32_t scheme = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
