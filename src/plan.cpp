@@ -321,7 +321,7 @@ constexpr HiLoWide kHiLoWide[] = {
 // summed in the same order: only how the slices map to CTAs and warps differs), so rows of every m in the skinny
 // ranges of a shape are bitwise batch invariant among themselves, not with the cuBLAS rows above. At m = 32
 // qkv_gate ties with cuBLAS even with the shared split-K tail (14.4 us vs 14.3, s10-bdbb5b7-skinny-shared-tail);
-// the pooler wins there since that tail (19.8 vs 21.4).
+// the pooler won there with that tail (19.8 vs 21.4) until the vendor tuner's broad sweep (perf-notes step 72).
 struct SkinnyWin {
   int64_t rows, k, min_m, max_m;
   Layout layout;
@@ -337,10 +337,12 @@ constexpr SkinnyWin kSkinnyWins[] = {
     {4096, 8192, 1, 2, {1, 2, 8, 16},
      "pooler m<=2: no split (2 row tiles x 8 k warps, whole K per CTA; x of m tokens only): 15.7 / 16.4 us at m = 1 / 2 "
      "against 16.7 / 17.0 split 8 ways and cuBLAS 20.7 / 20.3 (perf-notes step 43)"},
-    {4096, 8192, 3, 32, {8, 16, 1, 16},
-     "pooler 3<=m<=32: 16.0 / 17.3 us at m = 8 / 16 against cuBLAS 19.7 / 19.7 (judge at 271af75; bulk-copy ring, "
-     "8-way split-K); with the shared split-K tail (perf-notes step 61) 17.7 / 19.8 us at m = 16 / 32 against "
-     "18.6 / 21.7 with the last-arrival tail and cuBLAS 20.9 / 21.4 (skinny_bench at bdbb5b7)"},
+    {4096, 8192, 3, 16, {8, 16, 1, 16},
+     "pooler 3<=m<=16: 16.0 / 17.3 us at m = 8 / 16 against cuBLAS 19.7 / 19.7 (judge at 271af75; bulk-copy ring, "
+     "8-way split-K); with the shared split-K tail (perf-notes step 61) 17.7 us at m = 16 against 18.6 with the "
+     "last-arrival tail and cuBLAS 20.9 (skinny_bench at bdbb5b7). From 17 tokens the vendor family: its broad sweep "
+     "finds a cuBLASLt tile that beats this layout (perf-notes step 72: lt_search 18.1 us at m = 32, 1.14x over the "
+     "baseline; this layout 19.2-19.6 in the judge, 1.08x)"},
     {8192, 4096, 1, 2, {1, 4, 4, 16},
      "unpooler (all rows) m<=2: no split (4 row tiles x 4 k warps): 15.6 / 16.0 us at m = 1 / 2 against cuBLAS 18.0 / 17.7 "
      "(perf-notes step 43)"},
