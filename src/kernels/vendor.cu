@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -122,16 +123,20 @@ std::map<ChoiceKey, VendorChoice>& choice_cache() {
   return cache;
 }
 }  // namespace
+namespace {
+// A configuration's tile and custom option, and its split K when given (> 1): "tile T/C[, split S]".
+std::string algo_str(const cublasLtMatmulAlgo_t& algo, int splits) {
+  uint32_t tile = 0, custom = 0;
+  size_t w = 0;
+  cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof(tile), &w);
+  cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, &custom, sizeof(custom), &w);
+  return splits > 1 ? fmt::format("tile {}/{}, split {}", tile, custom, splits) : fmt::format("tile {}/{}", tile, custom);
+}
+}  // namespace
+
 std::string describe(const VendorTable& t) {
-  auto choice = [&](int r, int b) {  // the tuned configuration (splitk is 0 without one, 1 for one without split K)
-    if (!t.c.have[r][b]) return std::string();
-    uint32_t tile = 0, custom = 0;
-    size_t w = 0;
-    cublasLtMatmulAlgoConfigGetAttribute(&t.c.algo[r][b], CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof(tile), &w);
-    cublasLtMatmulAlgoConfigGetAttribute(&t.c.algo[r][b], CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, &custom, sizeof(custom),
-                                         &w);
-    return t.c.splitk[r][b] > 1 ? fmt::format("(tile {}/{}, split {})", tile, custom, t.c.splitk[r][b])
-                                : fmt::format("(tile {}/{})", tile, custom);
+  auto choice = [&](int r, int b) {  // the tuned configuration, if any
+    return t.c.have[r][b] ? "(" + algo_str(t.c.algo[r][b], t.c.splitk[r][b]) + ")" : std::string();
   };
   std::string s = "cuBLASLt tuned (us default -> chosen):";
   for (int b = 0; b < kBuckets; ++b)
@@ -162,6 +167,8 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
   int dev = 0;
   cudaGetDevice(&dev);
   const ChoiceKey key{dev, n, k, blas.bytes};
+  // SOLGEMM_TUNE_LOG (any value): what the tuner timed and chose, on stderr (perf-notes step 75).
+  const bool log = std::getenv("SOLGEMM_TUNE_LOG") != nullptr;
   {
     std::lock_guard<std::mutex> lock(choice_mu);
     auto it = choice_cache().find(key);
@@ -409,6 +416,7 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
               quick.push_back({time_once(a), a, base_split});
             }
         }
+        const size_t swept = quick.size();
         // The 24 fastest single replays again as graphs, median of 5: the order the next step takes them in.
         auto by_us = [](const Quick& a, const Quick& c) { return a.us < c.us; };
         std::sort(quick.begin(), quick.end(), by_us);
@@ -416,6 +424,13 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
         for (Quick& q : quick)
           if (q.us < kNever) q.us = time_quick(call_algo(q.algo));
         std::sort(quick.begin(), quick.end(), by_us);
+        if (log) {
+          fmt::print(stderr, "solgemm tune {}x{} m {}: sweep over {} base(s), {} configurations, fastest again:", n, k, m,
+                     bases.size(), swept);
+          for (size_t i = 0; i < std::min<size_t>(8, quick.size()); ++i)
+            fmt::print(stderr, " {:.2f} ({})", quick[i].us, algo_str(quick[i].algo, quick[i].splits));
+          fmt::print(stderr, "\n");
+        }
         for (size_t i = 0; i < std::min<size_t>(8, quick.size()) && quick[i].us < kNever; ++i) {
           try_algo(quick[i].algo, quick[i].splits);
           if (quick[i].splits > 1) continue;
@@ -435,8 +450,12 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
       // beats the default by more than 2%.
       std::sort(screened.begin(), screened.end(), [](const Screened& a, const Screened& c) { return a.us < c.us; });
       float best_ratio = 0.98f;
+      if (log) fmt::print(stderr, "solgemm tune {}x{} rows {} m {}: default {:.2f} us, {} screened faster\n", n, k, rows, m,
+                          t->c.us_default[r][b], screened.size());
       for (size_t i = 0; i < std::min<size_t>(3, screened.size()); ++i) {
         const float ratio = paired_ratio(call_default, call_algo(screened[i].algo));
+        if (log) fmt::print(stderr, "solgemm tune   {}: screen {:.2f} us, paired ratio {:.3f}\n",
+                            algo_str(screened[i].algo, screened[i].splits), screened[i].us, ratio);
         if (ratio < best_ratio) {
           best_ratio = ratio;
           t->c.algo[r][b] = screened[i].algo;
