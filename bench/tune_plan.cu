@@ -292,7 +292,7 @@ int main(int argc, char** argv) {
       pv.k_groups = k_groups = pk.k_groups;
       pv.k_blocks = pk.k_blocks;
       pv.split = split;
-      table = solgemm::kernels::tune_vendor(blas, dw, sh.n, sh.k, tm.s);
+      table = solgemm::kernels::tune_vendor(blas, dw, sh.n, sh.k, tm.s, "");
       stored = pk.describe();
     }
     const int64_t comp_tiles = (sh.rows + 15) / 16;

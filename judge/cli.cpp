@@ -60,6 +60,9 @@ std::optional<int> parse_cli(int argc, const char* const* argv, Options& opt, st
   app.add_option("--json", opt.json, "JSON output ('' to skip)")->capture_default_str();
   app.add_option("--md", opt.md, "markdown output ('' to skip)")->capture_default_str();
   app.add_option("--svg", opt.svg, "SVG roofline plot ('' to skip)")->capture_default_str();
+  app.add_option("--tune-file", opt.tune_file,
+                 "file of solgemm's tuned cuBLASLt choices: read at prepare, a new tuning appended (default: none, "
+                 "tune in every run)");
   try {
     app.parse(argc, argv);
     validate(opt);

@@ -28,6 +28,7 @@ struct Options {
   std::string json = "judge-out/result.json";
   std::string md = "judge-out/result.md";
   std::string svg = "judge-out/result.svg";
+  std::string tune_file;               // solgemm's vendor tuning kept across runs (PrepareOptions::tune_file)
   int min_replays() const { return replays.at(0); }
   int max_replays() const { return replays.size() > 1 ? replays[1] : replays[0]; }
 };

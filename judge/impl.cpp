@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <optional>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -17,7 +18,8 @@ namespace {
 
 class SolgemmImpl final : public Implementation {
  public:
-  SolgemmImpl(bool force_reference, int64_t max_m) : force_reference_(force_reference), max_m_(max_m) {}
+  SolgemmImpl(bool force_reference, int64_t max_m, std::string tune_file)
+      : force_reference_(force_reference), max_m_(max_m), tune_file_(std::move(tune_file)) {}
 
   std::string name() const override { return force_reference_ ? "reference" : "solgemm"; }
 
@@ -26,6 +28,7 @@ class SolgemmImpl final : public Implementation {
     PrepareOptions opt;
     opt.max_m = static_cast<int>(std::max<int64_t>(max_m_, opt.max_m));
     if (force_reference_) opt.kernel = "reference";
+    opt.tune_file = tune_file_;
     w_.at(static_cast<size_t>(layer)).emplace(
         Weights::prepare(d_W, l.fp32 ? DType::f32 : DType::bf16, l.n, l.k, stream, opt));
   }
@@ -55,6 +58,7 @@ class SolgemmImpl final : public Implementation {
   }
   bool force_reference_;
   int64_t max_m_;
+  std::string tune_file_;
   std::array<std::optional<Weights>, kLayerCount> w_;
 };
 
@@ -66,9 +70,9 @@ bool is_implementation_name(const std::string& name) {
   return name == "solgemm" || name == "reference" || name == "cublas";
 }
 
-std::unique_ptr<Implementation> make_implementation(const std::string& name, int64_t max_m) {
-  if (name == "solgemm") return std::make_unique<SolgemmImpl>(false, max_m);
-  if (name == "reference") return std::make_unique<SolgemmImpl>(true, max_m);
+std::unique_ptr<Implementation> make_implementation(const std::string& name, int64_t max_m, const std::string& tune_file) {
+  if (name == "solgemm") return std::make_unique<SolgemmImpl>(false, max_m, tune_file);
+  if (name == "reference") return std::make_unique<SolgemmImpl>(true, max_m, tune_file);
   if (name == "cublas") return make_cublas_baseline(max_m);
   throw UsageError(fmt::format("unknown implementation '{}'; expected one of: {}", name, implementation_names()));
 }

@@ -32,6 +32,8 @@ class Implementation {
 const char* implementation_names();
 bool is_implementation_name(const std::string& name);
 // max_m: the largest m run() will see. Throws UsageError for an unknown name.
-std::unique_ptr<Implementation> make_implementation(const std::string& name, int64_t max_m);
+// tune_file: solgemm's PrepareOptions::tune_file (the vendor family's tuned choices kept across runs; "" = none).
+std::unique_ptr<Implementation> make_implementation(const std::string& name, int64_t max_m,
+                                                    const std::string& tune_file = "");
 
 }  // namespace solgemm::judge

@@ -121,10 +121,11 @@ std::string header_lines(const RunResult& r) {
   return fmt::format(
       "GPU: {} ({} SMs, cc {}, SM clock {} MHz, memory clock {} MHz, L2 {:.0f} MB), driver {}, runtime {}\n"
       "commit: {}{}\nimplementation: {}   baseline: {}   generator: {}   seed: {}   inputs per shape: {}\n"
-      "fixed cost (graph replay of one empty kernel, cold L2, subtracted from both): {:.2f} us   flush: {:.0f} MB\n",
+      "fixed cost (graph replay of one empty kernel, cold L2, subtracted from both): {:.2f} us   flush: {:.0f} MB{}\n",
       r.gpu.name, r.gpu.sms, r.gpu.cc, r.gpu.sm_clock_mhz, r.gpu.mem_clock_mhz, r.gpu.l2_bytes / 1e6,
       r.gpu.driver_version, r.gpu.runtime_version, r.commit, r.dirty ? " (dirty)" : "", r.impl, r.baseline,
-      r.generator, r.seed, r.inputs, r.fixed_cost_us, r.flush_mb);
+      r.generator, r.seed, r.inputs, r.fixed_cost_us, r.flush_mb,
+      r.tune_file.empty() ? std::string() : fmt::format("\ntune file: {}", r.tune_file));
 }
 
 size_t count_ok(const RunResult& r) {
@@ -211,6 +212,7 @@ nlohmann::json to_json(const RunResult& r) {
   j["implementation"] = r.impl;
   j["baseline"] = r.baseline;
   j["generator"] = r.generator;
+  j["tune_file"] = r.tune_file;
   j["seed"] = r.seed;
   j["inputs"] = r.inputs;
   j["replays"] = {r.min_replays, r.max_replays};

@@ -52,6 +52,7 @@ struct RunResult {
   bool dirty = false;
   GpuInfo gpu;
   std::string impl, baseline, generator;
+  std::string tune_file;  // --tune-file ("" = none: the vendor family tuned in this run)
   uint64_t seed = 0;
   int inputs = 0, min_replays = 0, max_replays = 0;
   double ci_target = 0;

@@ -87,8 +87,8 @@ void prepare_all(Ctx& c) {
     c.log << fmt::format("weights  {:<9} {}x{} {} from {} ({:.2f} s)\n", L.name, L.n, L.k, L.fp32 ? "f32" : "bf16",
                          c.gen.str(), seconds_since(t0));
   }
-  c.impl = make_implementation(c.opt.impl, c.sel.max_m);
-  c.base = make_implementation(c.opt.baseline, c.sel.max_m);
+  c.impl = make_implementation(c.opt.impl, c.sel.max_m, c.opt.tune_file);
+  c.base = make_implementation(c.opt.baseline, c.sel.max_m, c.opt.tune_file);
   for (int l : c.sel.layers) {
     const Layer& L = layers()[static_cast<size_t>(l)];
     LayerResult lr;
@@ -392,6 +392,7 @@ RunResult run_judge(const Options& opt, std::ostream& log) {
   c.r.impl = opt.impl;
   c.r.baseline = opt.baseline;
   c.r.generator = c.gen.str();
+  c.r.tune_file = c.opt.tune_file;
   c.r.seed = opt.seed;
   c.r.inputs = opt.inputs;
   c.r.min_replays = opt.min_replays();

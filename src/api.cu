@@ -254,7 +254,7 @@ Weights Weights::prepare(const void* d_W, DType wt, int64_t n, int64_t k, cudaSt
   if (cublasSetWorkspace(impl->blas, impl->blas_ws.p, kBlasWorkspace) != CUBLAS_STATUS_SUCCESS)
     throw Error("solgemm: prepare: cublasSetWorkspace failed");
   if (wt == DType::bf16 && opt.tune_vendor) {
-    impl->vendor_table = kernels::tune_vendor(impl->blas_ctx(), impl->raw.p, n, k, stream);
+    impl->vendor_table = kernels::tune_vendor(impl->blas_ctx(), impl->raw.p, n, k, stream, opt.tune_file);
     impl->desc += "; " + kernels::describe(*impl->vendor_table);
   }
   return Weights(std::move(impl));

@@ -3,9 +3,12 @@
 // (the default path), against an FP64 reference (relative L2 <= 1e-2, probe rows exact to 1e-3), NaN poison with
 // a guard after out, and 10 graph replays bitwise equal; a second matrix of the same shape reuses the tuning.
 // A matrix of 2^23 weights also goes through the tuner's broad sweep of cuBLASLt's tiles (perf-notes step 71):
-// whatever it picks is checked the same way at decode and verify sizes.
+// whatever it picks is checked the same way at decode and verify sizes. The tune file (PrepareOptions::tune_file)
+// keeps the choice across processes: written once, read back to the same bits, bad files named in one error.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -126,6 +129,69 @@ TEST(Vendor, SweptChoicesCorrectAndDeterministic) {
     check_call(w, x.p, out, total, href, m, n, st);
     if (testing::Test::HasFatalFailure()) return;
     skt::expect_replays_equal(w, x.p, out, total, m, n, st);
+  }
+  cudaStreamDestroy(st);
+}
+
+// The tune file: a prepare writes its shape's choice once; a prepare reading it back says so and computes the same
+// bits at every m bucket; a line that is not an entry, and a file that cannot be written, are one clear error each.
+TEST(Vendor, TuneFileRoundTrip) {
+  SOLGEMM_REQUIRE_GPU();
+  const uint64_t seed = solgemm::testing::test_seed(0x7F11u);
+  const int64_t n = 1536, k = 1024;
+  const std::string path = ::testing::TempDir() + "solgemm_tune_file_test.txt";
+  std::remove(path.c_str());
+  cudaStream_t st;
+  SKT_CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  Dev<__nv_bfloat16> dw(static_cast<size_t>(n * k));
+  skt::gen_bf16<<<1024, 256>>>(dw.p, n * k, seed, 0.02f);
+  SKT_CK(cudaDeviceSynchronize());
+  solgemm::PrepareOptions opt;
+  opt.kernel = "vendor";
+  opt.tune_file = path;
+  const solgemm::Weights w1 = solgemm::Weights::prepare(dw.p, solgemm::DType::bf16, n, k, st, opt);
+  auto lines = [&] {
+    std::ifstream in(path);
+    std::vector<std::string> v;
+    for (std::string l; std::getline(in, l);) v.push_back(l);
+    return v;
+  };
+  ASSERT_EQ(lines().size(), 1u) << "the first prepare writes one entry: " << path;
+  EXPECT_EQ(lines()[0].rfind("solgemm-vendor-v1 ", 0), 0u) << lines()[0].substr(0, 80);
+  const solgemm::Weights w2 = solgemm::Weights::prepare(dw.p, solgemm::DType::bf16, n, k, st, opt);
+  EXPECT_NE(w2.description().find("read from the tune file"), std::string::npos) << w2.description();
+  EXPECT_EQ(lines().size(), 1u) << "an entry read back is not written again";
+  const int64_t mmax = 256;
+  Dev<__nv_bfloat16> x(static_cast<size_t>(mmax * k));
+  skt::make_x(x.p, mmax, k, seed);
+  Dev<uint16_t> o1(static_cast<size_t>(mmax * n)), o2(static_cast<size_t>(mmax * n));
+  for (int m : {1, 8, 32, 128, 256})
+    for (int64_t rows : {n, n / 8}) {
+      SCOPED_TRACE("m=" + std::to_string(m) + " rows=" + std::to_string(rows) + " " + skt::seed_msg(seed));
+      SKT_CK(cudaMemset(o1.p, 0xFF, o1.n * 2));
+      SKT_CK(cudaMemset(o2.p, 0xFF, o2.n * 2));
+      w1.run(x.p, m, o1.p, rows, st);
+      w2.run(x.p, m, o2.p, rows, st);
+      SKT_CK(cudaStreamSynchronize(st));
+      EXPECT_EQ(o1.get(), o2.get()) << "the choice read back computes other bits";
+    }
+  {
+    std::ofstream bad(path);
+    bad << "not a tune file\n";
+  }
+  try {
+    (void)solgemm::Weights::prepare(dw.p, solgemm::DType::bf16, n, k, st, opt);
+    ADD_FAILURE() << "a malformed tune file was accepted";
+  } catch (const solgemm::Error& e) {
+    EXPECT_NE(std::string(e.what()).find(path + " line 1"), std::string::npos) << e.what();
+  }
+  std::remove(path.c_str());
+  opt.tune_file = "/nonexistent-solgemm-dir/tune.txt";
+  try {
+    (void)solgemm::Weights::prepare(dw.p, solgemm::DType::bf16, n, k, st, opt);
+    ADD_FAILURE() << "an unwritable tune file was accepted";
+  } catch (const solgemm::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot append"), std::string::npos) << e.what();
   }
   cudaStreamDestroy(st);
 }

@@ -89,8 +89,11 @@ struct Blas {
 // (all N rows) at m = 1, 2, 4, ..., 256; a call uses its m's bucket (the next power of two) when the algorithm
 // serves that m, else plain cublasGemmEx. Only algorithms without reduction or with an FP32 workspace reduction
 // (deterministic, no BF16 partials) are considered.
+// tune_file (PrepareOptions::tune_file): read first (an entry for this GPU, cuBLASLt version, N, K and workspace is
+// used instead of timing), appended to after a new tuning; "" = none.
 struct VendorTable;
-std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_t n, int64_t k, cudaStream_t stream);
+std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_t n, int64_t k, cudaStream_t stream,
+                                         const std::string& tune_file);
 std::string describe(const VendorTable& t);
 void launch_vendor(const Blas& blas, const VendorTable* table, const void* W, const __nv_bfloat16* x, int64_t m, __nv_bfloat16* out,
                    int64_t rows, int64_t k, cudaStream_t stream);

@@ -10,8 +10,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <type_traits>
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -107,10 +113,12 @@ struct VendorChoice {
   int splitk[kRowSets][kBuckets] = {};
   float us_default[kRowSets][kBuckets] = {}, us_best[kRowSets][kBuckets] = {};
 };
+static_assert(std::is_trivially_copyable_v<VendorChoice>, "a tune file stores VendorChoice as bytes");
 struct VendorTable {
   cublasLtHandle_t lt = nullptr;
   VendorChoice c;
   bool cached = false;  // c came from an earlier prepare of the same shape
+  std::string file;     // non-empty: c was read from this tune file
   ~VendorTable() {
     if (lt) cublasLtDestroy(lt);
   }
@@ -151,9 +159,64 @@ std::string describe(const VendorTable& t) {
         tuned += fmt::format(" m{} {:.1f}->{:.1f}{}", 1 << b, t.c.us_default[r][b], t.c.us_best[r][b], choice(r, b));
     s += fmt::format("; rows {}:{}", t.c.rows[r], tuned.empty() ? " default" : tuned);
   }
-  if (t.cached) s += " (tuned by an earlier prepare of this shape)";
+  if (!t.file.empty()) s += fmt::format(" (read from the tune file {})", t.file);
+  else if (t.cached) s += " (tuned by an earlier prepare of this shape)";
   return s;
 }
+
+namespace {
+// The tune file (PrepareOptions::tune_file): one line per tuned shape, "solgemm-vendor-v1 KEY HEX", KEY naming what
+// the choice depends on (GPU name and SM count, cuBLASLt version, N, K, workspace bytes; no spaces) and HEX the
+// VendorChoice's bytes (cuBLASLt documents its algorithm structs as trivially serialisable for the same library
+// version; a call still checks its algorithm with cublasLtMatmulAlgoCheck and falls back to cublasGemmEx).
+constexpr const char* kTuneTag = "solgemm-vendor-v1";
+
+std::string tune_key(int dev, int64_t n, int64_t k, size_t ws) {
+  cudaDeviceProp p{};
+  cudaGetDeviceProperties(&p, dev);
+  std::string name = p.name;
+  for (char& ch : name)
+    if (ch == ' ' || ch == '\t') ch = '_';
+  return fmt::format("{}/{}SM/cublasLt{}/N{}/K{}/ws{}", name, p.multiProcessorCount, cublasLtGetVersion(), n, k, ws);
+}
+
+// The entry for `key` in `path` (false when the file does not exist or has none). Throws Error naming the file
+// and line for a line that is not a tune-file entry.
+bool tune_file_read(const std::string& path, const std::string& key, VendorChoice& c) {
+  std::ifstream in(path);
+  if (!in) return false;
+  std::string line;
+  bool found = false;
+  for (int no = 1; std::getline(in, line); ++no) {
+    if (line.empty()) continue;
+    std::istringstream ls(line);
+    std::string tag, k, hex;
+    ls >> tag >> k >> hex;
+    if (tag != kTuneTag || k.empty() || hex.size() != 2 * sizeof(VendorChoice) ||
+        hex.find_first_not_of("0123456789abcdef") != std::string::npos)
+      throw Error(fmt::format("solgemm: prepare: tune file {} line {}: expected \"{} KEY HEX\" with {} hex digits "
+                              "(a file this version of solgemm wrote)",
+                              path, no, kTuneTag, 2 * sizeof(VendorChoice)));
+    if (k != key) continue;
+    auto* b = reinterpret_cast<unsigned char*>(&c);
+    for (size_t i = 0; i < sizeof(VendorChoice); ++i) b[i] = static_cast<unsigned char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
+    found = true;  // (the last entry for a key wins)
+  }
+  return found;
+}
+
+void tune_file_append(const std::string& path, const std::string& key, const VendorChoice& c) {
+  std::string hex;
+  hex.reserve(2 * sizeof(VendorChoice));
+  const auto* b = reinterpret_cast<const unsigned char*>(&c);
+  for (size_t i = 0; i < sizeof(VendorChoice); ++i) hex += fmt::format("{:02x}", b[i]);
+  std::ofstream out(path, std::ios::app);
+  out << kTuneTag << ' ' << key << ' ' << hex << '\n';
+  out.flush();
+  if (!out)
+    throw Error(fmt::format("solgemm: prepare: cannot append to the tune file {}: {}", path, std::strerror(errno)));
+}
+}  // namespace
 
 // Times, cold (a 256 MB read before each replay), the default cublasGemmEx and the heuristic's candidates for
 // every bucket and row set, each captured into a graph, plus split-K variants (2 .. 16 splits, FP32 partials
@@ -161,7 +224,8 @@ std::string describe(const VendorTable& t) {
 // candidates (medians of 9) are timed again against the default in 15 interleaved pairs each; the one with the
 // best median ratio is kept if it beats the default by more than 2% (perf-notes step 54: the screen's single
 // fastest was often a lucky draw, which made the choice differ from one prepare to the next).
-std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_t n, int64_t k, cudaStream_t stream) {
+std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_t n, int64_t k, cudaStream_t stream,
+                                         const std::string& tune_file) {
   auto t = std::make_shared<VendorTable>();
   lt_check(cublasLtCreate(&t->lt), "create");
   int dev = 0;
@@ -169,12 +233,22 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
   const ChoiceKey key{dev, n, k, blas.bytes};
   // SOLGEMM_TUNE_LOG (any value): what the tuner timed and chose, on stderr (perf-notes step 75).
   const bool log = std::getenv("SOLGEMM_TUNE_LOG") != nullptr;
+  // A tune file's entry comes first; else the choice of an earlier prepare in this process (written to the tune
+  // file, if one is given); else a new tuning (likewise written).
+  const std::string file_key = tune_file.empty() ? std::string() : tune_key(dev, n, k, blas.bytes);
+  if (!tune_file.empty() && tune_file_read(tune_file, file_key, t->c)) {
+    t->file = tune_file;
+    std::lock_guard<std::mutex> lock(choice_mu);
+    choice_cache().emplace(key, t->c);
+    return t;
+  }
   {
     std::lock_guard<std::mutex> lock(choice_mu);
     auto it = choice_cache().find(key);
     if (it != choice_cache().end()) {
       t->c = it->second;
       t->cached = true;
+      if (!tune_file.empty()) tune_file_append(tune_file, file_key, t->c);
       return t;
     }
   }
@@ -475,6 +549,7 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
   {
     std::lock_guard<std::mutex> lock(choice_mu);
     choice_cache().emplace(key, t->c);
+    if (!tune_file.empty()) tune_file_append(tune_file, file_key, t->c);
   }
   return t;
 }
