@@ -41,17 +41,32 @@ void check_call(const solgemm::Weights& w, const __nv_bfloat16* x, Dev<uint16_t>
   for (int64_t p = 0; p < m; p += 8) EXPECT_LE(skt::rel_l2(raw, r, rows, p, p + 1), 1e-3) << "probe row " << p;
 }
 
+// One test's matrix: n x k BF16 weights ~ N(0, 0.02^2) from `seed` on the device, a stream, and options that
+// force the vendor family (a CUDA failure here is a test failure; the test stops on it).
+struct VendorCase {
+  cudaStream_t st = nullptr;
+  Dev<__nv_bfloat16> dw;
+  solgemm::PrepareOptions opt;
+  VendorCase(int64_t n, int64_t k, uint64_t seed) : dw(static_cast<size_t>(n * k)) {
+    EXPECT_EQ(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), cudaSuccess);
+    skt::gen_bf16<<<1024, 256>>>(dw.p, n * k, seed, 0.02f);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess) << cudaGetErrorString(cudaGetLastError());
+    opt.kernel = "vendor";
+  }
+  VendorCase(const VendorCase&) = delete;
+  VendorCase& operator=(const VendorCase&) = delete;
+  ~VendorCase() { cudaStreamDestroy(st); }
+};
+
 TEST(Vendor, TunedSlicesCorrectAndDeterministic) {
   SOLGEMM_REQUIRE_GPU();
   const uint64_t seed = solgemm::testing::test_seed(0x7E4Du);
   const int64_t n = 2048, k = 2048;
-  cudaStream_t st;
-  SKT_CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-  Dev<__nv_bfloat16> dw(static_cast<size_t>(n * k));
-  skt::gen_bf16<<<1024, 256>>>(dw.p, n * k, seed, 0.02f);
-  SKT_CK(cudaDeviceSynchronize());
-  solgemm::PrepareOptions opt;
-  opt.kernel = "vendor";
+  VendorCase c(n, k, seed);
+  if (testing::Test::HasFailure()) return;
+  const cudaStream_t st = c.st;
+  const Dev<__nv_bfloat16>& dw = c.dw;
+  solgemm::PrepareOptions& opt = c.opt;
   const solgemm::Weights w = solgemm::Weights::prepare(dw.p, solgemm::DType::bf16, n, k, st, opt);
   const std::string desc = w.description();
   EXPECT_NE(desc.find("rows 256:"), std::string::npos) << "the n/8 slice was not tuned: " << desc;
@@ -95,7 +110,6 @@ TEST(Vendor, TunedSlicesCorrectAndDeterministic) {
     EXPECT_LE(skt::rel_l2(raw, ref.get(), rows, 0, m), 1e-2) << "second matrix, rows=" << rows << " " << skt::seed_msg(seed);
     for (size_t i = static_cast<size_t>(m * rows); i < total; ++i) ASSERT_EQ(raw[i], 0xFFFFu) << "written past m x rows";
   }
-  cudaStreamDestroy(st);
 }
 
 // The broad sweep (matrices of >= 2^23 weights, all rows): the configurations it may pick (any tile and custom
@@ -105,13 +119,11 @@ TEST(Vendor, SweptChoicesCorrectAndDeterministic) {
   SOLGEMM_REQUIRE_GPU();
   const uint64_t seed = solgemm::testing::test_seed(0x5EE9u);
   const int64_t n = 4096, k = 2048;  // 2^23 weights: the sweep's threshold
-  cudaStream_t st;
-  SKT_CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-  Dev<__nv_bfloat16> dw(static_cast<size_t>(n * k));
-  skt::gen_bf16<<<1024, 256>>>(dw.p, n * k, seed, 0.02f);
-  SKT_CK(cudaDeviceSynchronize());
-  solgemm::PrepareOptions opt;
-  opt.kernel = "vendor";
+  VendorCase c(n, k, seed);
+  if (testing::Test::HasFailure()) return;
+  const cudaStream_t st = c.st;
+  const Dev<__nv_bfloat16>& dw = c.dw;
+  solgemm::PrepareOptions& opt = c.opt;
   const solgemm::Weights w = solgemm::Weights::prepare(dw.p, solgemm::DType::bf16, n, k, st, opt);
   const int64_t mmax = 256;
   Dev<__nv_bfloat16> x(static_cast<size_t>(mmax * k));
@@ -130,7 +142,6 @@ TEST(Vendor, SweptChoicesCorrectAndDeterministic) {
     if (testing::Test::HasFatalFailure()) return;
     skt::expect_replays_equal(w, x.p, out, total, m, n, st);
   }
-  cudaStreamDestroy(st);
 }
 
 // The tune file: a prepare writes its shape's choice once; a prepare reading it back says so and computes the same
@@ -141,13 +152,11 @@ TEST(Vendor, TuneFileRoundTrip) {
   const int64_t n = 1536, k = 1024;
   const std::string path = ::testing::TempDir() + "solgemm_tune_file_test.txt";
   std::remove(path.c_str());
-  cudaStream_t st;
-  SKT_CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-  Dev<__nv_bfloat16> dw(static_cast<size_t>(n * k));
-  skt::gen_bf16<<<1024, 256>>>(dw.p, n * k, seed, 0.02f);
-  SKT_CK(cudaDeviceSynchronize());
-  solgemm::PrepareOptions opt;
-  opt.kernel = "vendor";
+  VendorCase c(n, k, seed);
+  if (testing::Test::HasFailure()) return;
+  const cudaStream_t st = c.st;
+  const Dev<__nv_bfloat16>& dw = c.dw;
+  solgemm::PrepareOptions& opt = c.opt;
   opt.tune_file = path;
   const solgemm::Weights w1 = solgemm::Weights::prepare(dw.p, solgemm::DType::bf16, n, k, st, opt);
   auto lines = [&] {
@@ -193,7 +202,6 @@ TEST(Vendor, TuneFileRoundTrip) {
   } catch (const solgemm::Error& e) {
     EXPECT_NE(std::string(e.what()).find("cannot append"), std::string::npos) << e.what();
   }
-  cudaStreamDestroy(st);
 }
 
 }  // namespace
