@@ -113,6 +113,7 @@ struct VendorChoice {
   int splitk[kRowSets][kBuckets] = {};
   float us_default[kRowSets][kBuckets] = {}, us_best[kRowSets][kBuckets] = {};
 };
+// (A tune file stores VendorChoice as its bytes: a change of its layout must change kTuneTag below.)
 static_assert(std::is_trivially_copyable_v<VendorChoice>, "a tune file stores VendorChoice as bytes");
 struct VendorTable {
   cublasLtHandle_t lt = nullptr;
