@@ -53,8 +53,10 @@ std::string kclass(const Layout& l) {
 }
 
 // Every layout that covers k_groups exactly with at most `max_warps` compute warps per CTA and at most two CTAs
-// per SM in one wave (and at least a quarter of the SMs busy), counting the `chunks` token chunks of a call.
+// per SM in one wave (TUNE_CTAS_PER_SM=n: n; small CTAs of the 2-CTA variant fit more) (and at least a quarter of
+// the SMs busy), counting the `chunks` token chunks of a call.
 std::vector<Layout> layouts(int64_t row_tiles, int64_t k_groups, int max_warps, int sms, int64_t chunks) {
+  static const int per_sm = std::getenv("TUNE_CTAS_PER_SM") ? std::max(1, std::atoi(std::getenv("TUNE_CTAS_PER_SM"))) : 2;
   std::vector<Layout> v;
   for (int cs : {1, 2, 4, 8, 16})
     for (int wk : {1, 2, 4, 8, 16}) {
@@ -64,7 +66,7 @@ std::vector<Layout> layouts(int64_t row_tiles, int64_t k_groups, int max_warps, 
       for (int rt : {1, 2, 3, 4, 6, 8, 9, 12, 16, 18}) {
         if (rt * wk > max_warps || rt > row_tiles) continue;
         const int64_t ctas = cs * ((row_tiles + rt - 1) / rt) * chunks;
-        if (ctas > 2 * sms || ctas < sms / 4) continue;
+        if (ctas > per_sm * sms || ctas < sms / 4) continue;
         v.push_back({cs, rt, wk, gpw});
       }
     }
