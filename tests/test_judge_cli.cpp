@@ -55,12 +55,13 @@ TEST(JudgeCli, Defaults) {
   EXPECT_EQ(p.opt.min_replays(), 100);
   EXPECT_EQ(p.opt.max_replays(), 1000);
   EXPECT_EQ(p.opt.json, "judge-out/result.json");
+  EXPECT_EQ(p.opt.tune_file, "") << "by default the vendor family tunes in every run";
 }
 
 TEST(JudgeCli, Options) {
   const Parsed p = parse({"--layers", "pooler,router", "--loads", "decode 1,verify32", "--m", "3,5", "--replays",
                           "20,40", "--seed", "9", "--generator", "llm-like", "--impl", "reference", "--check-only",
-                          "--inputs", "2", "--json", "/tmp/x.json"});
+                          "--inputs", "2", "--json", "/tmp/x.json", "--tune-file", "/tmp/tune.txt"});
   ASSERT_FALSE(p.rc.has_value()) << p.err;
   EXPECT_EQ(p.opt.layers, (std::vector<std::string>{"pooler", "router"}));
   EXPECT_EQ(p.opt.loads, (std::vector<std::string>{"decode 1", "verify32"}));
@@ -70,6 +71,7 @@ TEST(JudgeCli, Options) {
   EXPECT_EQ(p.opt.seed, 9u);
   EXPECT_TRUE(p.opt.check_only);
   EXPECT_EQ(p.opt.inputs, 2);
+  EXPECT_EQ(p.opt.tune_file, "/tmp/tune.txt");
   const sj::Selection s = sj::select(p.opt);
   EXPECT_EQ(s.shapes.size(), 2u * 2 + 2u * 2);
   const Parsed one = parse({"--replays", "50"});
