@@ -13,17 +13,18 @@
 
 namespace {
 
+template <int U>
 __global__ void __launch_bounds__(1024) read_slice(const uint4* __restrict__ p, size_t n16, size_t stride16,
                                                    unsigned* sink) {
   const uint4* q = p + blockIdx.x * stride16;
   unsigned acc = 0;
   size_t i = threadIdx.x;
-  for (; i + 3 * 1024 < n16; i += 4 * 1024) {
-    uint4 v[4];
+  for (; i + (U - 1) * 1024 < n16; i += U * 1024) {
+    uint4 v[U];
 #pragma unroll
-    for (int u = 0; u < 4; ++u) v[u] = __ldcg(q + i + u * 1024);
+    for (int u = 0; u < U; ++u) v[u] = __ldcg(q + i + u * 1024);
 #pragma unroll
-    for (int u = 0; u < 4; ++u) acc ^= v[u].x ^ v[u].w;
+    for (int u = 0; u < U; ++u) acc ^= v[u].x ^ v[u].w;
   }
   for (; i < n16; i += 1024) acc ^= __ldcg(q + i).x;
   if (acc == 0x12345678u) sink[blockIdx.x] = acc;
@@ -54,27 +55,35 @@ int main() {
   cudaEvent_t e0, e1;
   cudaEventCreate(&e0);
   cudaEventCreate(&e1);
-  std::printf("%s, %d SMs; one CTA of 1024 threads per SM; median of 20 launches\n", p.name, sms);
-  for (size_t mb : {1, 2, 4}) {
-    const size_t bytes = mb << 20, n16 = bytes / 16;
-    for (int shared = 1; shared >= 0; --shared) {
-      std::vector<float> t;
-      for (int r = 0; r < 22; ++r) {
-        if (!shared) flush<<<sms * 4, 1024>>>(fl, big / 16, sink);  // cold: each CTA its own slice from HBM
-        cudaEventRecord(e0);
-        read_slice<<<sms, 1024>>>(buf, n16, shared ? 0 : n16, sink);
-        cudaEventRecord(e1);
-        cudaEventSynchronize(e1);
-        float ms = 0;
-        cudaEventElapsedTime(&ms, e0, e1);
-        if (r >= 2) t.push_back(ms * 1000.f);
+  std::printf("%s, %d SMs; CTAs of 1024 threads; median of 20 launches\n", p.name, sms);
+  // (per_sm CTAs per SM, U loads in flight per thread; the shared buffer read by every CTA, or each CTA its own
+  // cold slice)
+  for (int per_sm : {1, 2})
+    for (int unroll : {4, 8})
+      for (size_t mb : {1, 2, 4}) {
+        const size_t bytes = mb << 20, n16 = bytes / 16;
+        const int ctas = sms * per_sm;
+        if (static_cast<size_t>(ctas) * bytes > big) continue;
+        for (int shared = 1; shared >= 0; --shared) {
+          std::vector<float> t;
+          for (int r = 0; r < 22; ++r) {
+            if (!shared) flush<<<sms * 4, 1024>>>(fl, big / 16, sink);  // cold: each CTA its own slice from HBM
+            cudaEventRecord(e0);
+            if (unroll == 4) read_slice<4><<<ctas, 1024>>>(buf, n16, shared ? 0 : n16, sink);
+            else read_slice<8><<<ctas, 1024>>>(buf, n16, shared ? 0 : n16, sink);
+            cudaEventRecord(e1);
+            cudaEventSynchronize(e1);
+            float ms = 0;
+            cudaEventElapsedTime(&ms, e0, e1);
+            if (r >= 2) t.push_back(ms * 1000.f);
+          }
+          std::sort(t.begin(), t.end());
+          const float us = t[t.size() / 2];
+          std::printf("%d CTA/SM, %d loads in flight, %zu MB per CTA, %s: %7.2f us, %6.2f TB/s aggregate (%5.1f GB/s "
+                      "per SM)\n", per_sm, unroll, mb, shared ? "one shared buffer (L2)" : "own slices, cold (HBM)", us,
+                      static_cast<double>(bytes) * ctas / (us * 1e-6) / 1e12,
+                      static_cast<double>(bytes) * per_sm / (us * 1e-6) / 1e9);
+        }
       }
-      std::sort(t.begin(), t.end());
-      const float us = t[t.size() / 2];
-      std::printf("%zu MB per CTA, %s: %7.2f us, %6.2f TB/s aggregate (%5.1f GB/s per SM)\n", mb,
-                  shared ? "one shared buffer (L2)" : "own slices, cold (HBM)", us,
-                  static_cast<double>(bytes) * sms / (us * 1e-6) / 1e12, static_cast<double>(bytes) / (us * 1e-6) / 1e9);
-    }
-  }
   return 0;
 }

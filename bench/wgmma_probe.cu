@@ -155,6 +155,7 @@ int main(int argc, char** argv) {
   all_modes<128, 1>(groups, sms, c, s);
   all_modes<128, 2>(groups, sms, c, s);
   all_modes<128, 3>(groups, sms, c, s);
+  all_modes<128, 4>(groups, sms, c, s);
   all_modes<256, 1>(groups, sms, c, s);
   all_modes<256, 2>(groups, sms, c, s);
   return 0;
