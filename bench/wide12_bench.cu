@@ -1,0 +1,351 @@
+// wide12_bench: a first cut of the 12-bit wgmma kernel for the verify batches (perf-notes steps 79-81), timed
+// against cuBLAS on the judge's BF16 layers at m = 128 and 256, its output compared with cuBLAS's. Bench only: the
+// library's wide family is unchanged; if this kernel wins, it moves there with the wide family's tests.
+//
+// Idea (step 79): register-A wgmma with the 12-bit decode in front runs at the tensor peak when 3-4 consumer
+// warpgroups share an SM; (step 80) x must be read from L2 by few row blocks, so a CTA holds 256 weight rows at
+// N = 128 tokens (4 warpgroups) or 128 rows at N = 256 (2 warpgroups). Data path of the wide family's hi + lo
+// source (step 56): consumer warp 0 issues each stage (a producer warp beside 16 consumer warps capped ptxas at 96
+// registers: spills, serialised wgmmas), x's box by TMA (128B swizzle, zero fill past m and K) and
+// one 12-bit group per consumer warp by bulk copies, counted on the stage's `full` mbarrier; each consumer warp
+// decodes its group (exceptions patched from bounds fetched before the loop: step 59 v5), issues its 4 wgmmas,
+// waits for them and releases the slot on the `empty` mbarrier (warp 0 refills it once all have). K split `split` ways; the split CTAs of a row
+// block reduce through the workspace after a barrier on a never-reset 64-bit counter (step 57), each CTA summing
+// 1/split of the tile in a fixed order (bitwise deterministic).
+// Roofline (pooler m = 128): 50 MB of 12-bit weights from HBM (~11.6 us), 32 MB of x and the weights through L2
+// (~12 us at ~7 TB/s), 8.6 GFLOP (~8 us at 1070 TFLOP/s): ~12 us + the reduction.
+// Status (perf-notes step 81): correct (rel. difference to cuBLAS 1e-4, replays bitwise equal) and 1.7-6x SLOWER than
+// cuBLAS; kept as the starting point of that kernel, not used by the library.
+// Usage: wide12_bench [reps=50]
+#include <cublas_v2.h>
+#include <cuda.h>
+#include <cuda_bf16.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+#include "bench_data.cuh"
+#include "bench_util.cuh"
+#include "kernels/async_copy.cuh"
+#include "kernels/decode.cuh"
+#include "kernels/kernels.hpp"
+#include "kernels/split_barrier.cuh"
+#include "kernels/wgmma.cuh"
+#include "solgemm/format.hpp"
+
+namespace k = solgemm::kernels;
+namespace f = solgemm::kernels::family;
+namespace fmt12 = solgemm::format;
+
+namespace {
+
+constexpr int kMaxBlocks = 40;  // exception blocks (4 groups each) of one warp's K range, bounds in shared memory
+
+template <int kTok_, int kWG_, int kStages_>
+struct Cfg {
+  static constexpr int kTok = kTok_;
+  static constexpr int kWG = kWG_;
+  static constexpr int kStages = kStages_;
+  static constexpr int kWarps = 4 * kWG;                 // consumer warps, 16 weight rows each
+  static constexpr int kRows = 64 * kWG;
+  static constexpr int kThreads = 128 * kWG;             // (a producer warp beside them caps the registers at 96:
+                                                         // consumer warp 0 issues the stages instead)
+  static constexpr int kXBytes = kTok * 128;
+  static constexpr int kStageBytes = kXBytes + kWarps * fmt12::kBytes12;
+  static constexpr int kSmem = kStages * kStageBytes + 1024;
+  static constexpr int kAcc = kTok / 2;
+  static_assert(kStageBytes % 1024 == 0, "x boxes stay 1024-byte aligned (128B swizzle)");
+  static_assert(kSmem <= 227 * 1024, "shared memory");
+};
+
+template <class C>
+__global__ void __launch_bounds__(C::kThreads, 1)
+    wide12_kernel(const __grid_constant__ CUtensorMap xmap, const k::PackedView w, int64_t m,
+                  __nv_bfloat16* __restrict__ out, int64_t rows, int split, float* __restrict__ ws,
+                  unsigned long long* __restrict__ counters) {
+  extern __shared__ uint8_t smem_raw[];
+  uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
+  const uint32_t smem0 = f::smem_u32(smem);
+  __shared__ __align__(8) uint64_t full[C::kStages], empty[C::kStages];
+  __shared__ uint32_t ebounds[C::kWarps][kMaxBlocks + 1];
+  __shared__ unsigned long long target;
+
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int sidx = static_cast<int>(blockIdx.x) % split;
+  const int64_t row_block = blockIdx.x / split;
+  const int64_t rt0 = row_block * C::kWarps;
+  const int64_t g_begin = w.k_groups * sidx / split, g_end = w.k_groups * (sidx + 1) / split;
+  const int n_iter = static_cast<int>(g_end - g_begin);
+  unsigned long long* const arrive = counters + row_block;
+
+  if (tid == 0) {
+#pragma unroll
+    for (int s = 0; s < C::kStages; ++s) {
+      f::mbar_init(f::smem_u32(&full[s]), 1);
+      f::mbar_init(f::smem_u32(&empty[s]), C::kWarps);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    if (split > 1) target = k::split_barrier_target(arrive, static_cast<unsigned>(split));
+  }
+  // Consumer warps: the exception bounds of their K range (blocks b0 .. b1 and the end of b1).
+  const int64_t row_tile = rt0 + warp;
+  const bool tile_ok = row_tile < w.row_tiles;
+  const int64_t b0 = g_begin / fmt12::kGroupsPerBlock;
+  if (tile_ok) {
+    const int nb = static_cast<int>((g_end - 1) / fmt12::kGroupsPerBlock - b0) + 2;  // bounds: blocks + 1
+    for (int i = lane; i < nb; i += 32) ebounds[warp][i] = __ldg(w.exc_off + row_tile * w.k_blocks + b0 + i);
+  }
+  __syncthreads();
+
+  // Warp 0 issues stage `slot` <- group g_begin + it: lane 0 the x box (after announcing the stage's bytes), lanes
+  // 0 .. kWarps - 1 one weight group each (row tiles past the matrix read the last one: their rows are never stored).
+  const int64_t my_rt = min(rt0 + lane, w.row_tiles - 1);
+  auto issue = [&](int slot, int it) {
+    const uint32_t bar = f::smem_u32(&full[slot]), st = smem0 + slot * C::kStageBytes;
+    if (lane == 0) {
+      f::mbar_arrive_expect_tx(bar, C::kStageBytes);
+      f::tma_2d(st, &xmap, static_cast<int>((g_begin + it) * 64), 0, bar);
+    }
+    __syncwarp();
+    if (lane < C::kWarps)
+      f::bulk_g2s(st + C::kXBytes + lane * fmt12::kBytes12,
+                  w.data + (my_rt * w.k_groups + g_begin + it) * fmt12::kBytes12, fmt12::kBytes12, bar);
+  };
+  if (warp == 0)
+    for (int s = 0; s < C::kStages && s < n_iter; ++s) issue(s, s);
+  {
+    float acc[C::kAcc];
+#pragma unroll
+    for (int i = 0; i < C::kAcc; ++i) acc[i] = 0.f;
+    for (int it = 0; it < n_iter; ++it) {
+      const int slot = it % C::kStages;
+      f::mbar_wait(f::smem_u32(&full[slot]), static_cast<uint32_t>((it / C::kStages) & 1));
+      const uint8_t* stage = smem + slot * C::kStageBytes;
+      uint32_t a[4][4];
+      k::GroupRegs<true> regs;
+      regs.load_shared(stage + C::kXBytes + warp * fmt12::kBytes12, lane);
+      regs.decode(w, a);
+      const int64_t group = g_begin + it;
+      const int blk = static_cast<int>(group / fmt12::kGroupsPerBlock - b0);
+      if (tile_ok) {
+        const uint32_t e0 = ebounds[warp][blk], e1 = ebounds[warp][blk + 1];
+        if (e1 > e0) k::patch_exceptions(w.exc, e0, e1, static_cast<int>(group % fmt12::kGroupsPerBlock), lane, a);
+      }
+      const uint32_t xt = smem0 + slot * C::kStageBytes;
+      k::wgmma_fence();
+#pragma unroll
+      for (int s = 0; s < 4; ++s) k::wgmma_rs<C::kTok>(acc, a[s], k::sw128_desc(xt + 32 * s));
+      k::wgmma_commit();
+      k::wgmma_wait0();
+      __syncwarp();
+      if (lane == 0) f::mbar_arrive(f::smem_u32(&empty[slot]));
+      if (warp == 0 && it + C::kStages < n_iter) {  // refill the slot once every warp has released it
+        f::mbar_wait(f::smem_u32(&empty[slot]), static_cast<uint32_t>((it / C::kStages) & 1));
+        issue(slot, it + C::kStages);
+      }
+    }
+    // Accumulator fragment: n8 block i, reg 4i + q -> row 16 warp + g + 8 (q >> 1), token 8i + 2t + (q & 1).
+    const int g = lane >> 2, t4 = lane & 3;
+    if (split == 1) {
+#pragma unroll
+      for (int i = 0; i < C::kTok / 8; ++i)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          const int64_t row = row_tile * 16 + g + 8 * (q >> 1), tok = 8 * i + 2 * t4 + (q & 1);
+          if (tile_ok && row < rows && tok < m) out[tok * rows + row] = __float2bfloat16_rn(acc[4 * i + q]);
+        }
+    } else {  // this CTA's partial, row-major (kRows x kTok), straight from the accumulators
+      float* mine = ws + (row_block * split + sidx) * (C::kRows * C::kTok);
+#pragma unroll
+      for (int i = 0; i < C::kTok / 8; ++i)
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+          __stcg(reinterpret_cast<float2*>(mine + (warp * 16 + g + 8 * h) * C::kTok + 8 * i + 2 * t4),
+                 make_float2(acc[4 * i + 2 * h], acc[4 * i + 2 * h + 1]));
+    }
+  }
+  if (split == 1) return;
+  __syncthreads();
+  if (tid == 0) k::split_barrier_arrive_wait(arrive, target);
+  __syncthreads();
+  // This CTA's share of the tile: float4s [b, b + n) (row e4 / (kTok / 4), tokens 4 (e4 % (kTok / 4)) .. + 3), each
+  // the sum of the split partials in order.
+  constexpr int kTile = C::kRows * C::kTok, kV = kTile / 4;
+  const float* tile = ws + row_block * split * kTile;
+  const int b = static_cast<int>(static_cast<int64_t>(kV) * sidx / split);
+  const int n = static_cast<int>(static_cast<int64_t>(kV) * (sidx + 1) / split) - b;
+  // (All of an item's partial loads in flight before its adds, two items per pass: a loop that loaded one partial
+  // at a time ran at the L2's latency, ~1 us per load under load.)
+  auto sum_item = [&](int j, float4& sum) {
+    const int e4 = b + j;
+    float4 v[16];
+#pragma unroll
+    for (int s = 0; s < 16; ++s)
+      if (s < split) v[s] = __ldcg(reinterpret_cast<const float4*>(tile + s * kTile) + e4);
+    sum = v[0];
+#pragma unroll
+    for (int s = 1; s < 16; ++s)
+      if (s < split) sum.x += v[s].x, sum.y += v[s].y, sum.z += v[s].z, sum.w += v[s].w;
+  };
+  auto store_item = [&](int j, const float4& sum) {
+    const int e4 = b + j;
+    const int r = e4 / (C::kTok / 4), tk = 4 * (e4 % (C::kTok / 4));
+    const int64_t row = row_block * C::kRows + r;
+    if (row >= rows) return;
+    const float vv[4] = {sum.x, sum.y, sum.z, sum.w};
+#pragma unroll
+    for (int q = 0; q < 4; ++q)
+      if (tk + q < m) out[(tk + q) * rows + row] = __float2bfloat16_rn(vv[q]);
+  };
+  for (int j = tid; j < n; j += 2 * C::kThreads) {
+    float4 s0, s1;
+    const int j1 = j + C::kThreads;
+    sum_item(j, s0);
+    if (j1 < n) sum_item(j1, s1);
+    store_item(j, s0);
+    if (j1 < n) store_item(j1, s1);
+  }
+}
+
+struct Shape {
+  const char* name;
+  int64_t n, k;
+};
+
+template <class C>
+void run_shape(bench::Timer& tm, float fixed, cublasHandle_t h, const Shape& sh, int64_t m,
+               std::vector<int> splits) {
+  // Weights N(0, 0.02^2) in BF16 (host), packed with the library's encoder; x N(0, 1).
+  std::mt19937_64 rng(42 + sh.n);
+  std::normal_distribution<float> nd(0.f, 0.02f), nx(0.f, 1.f);
+  std::vector<uint16_t> hw(static_cast<size_t>(sh.n * sh.k)), hx(static_cast<size_t>(m * sh.k));
+  for (auto& v : hw) v = fmt12::f32_to_bf16_rn(nd(rng));
+  for (auto& v : hx) v = fmt12::f32_to_bf16_rn(nx(rng));
+  const fmt12::Packed pk = fmt12::encode_bf16(hw.data(), sh.n, sh.k);
+  if (pk.code != fmt12::Code::bits12) {
+    std::printf("%s: not 12-bit\n", sh.name);
+    return;
+  }
+  uint8_t* d_data;
+  uint32_t *d_off, *d_exc;
+  uint16_t *d_w, *d_x, *d_out, *d_ref;
+  CK(cudaMalloc(&d_data, pk.data.size()));
+  CK(cudaMalloc(&d_off, pk.exc_off.size() * 4));
+  CK(cudaMalloc(&d_exc, std::max<size_t>(1, pk.exc.size()) * 4));
+  CK(cudaMalloc(&d_w, hw.size() * 2));
+  CK(cudaMalloc(&d_x, hx.size() * 2));
+  CK(cudaMalloc(&d_out, static_cast<size_t>(m * sh.n) * 2));
+  CK(cudaMalloc(&d_ref, static_cast<size_t>(m * sh.n) * 2));
+  CK(cudaMemcpy(d_data, pk.data.data(), pk.data.size(), cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(d_off, pk.exc_off.data(), pk.exc_off.size() * 4, cudaMemcpyHostToDevice));
+  if (!pk.exc.empty()) CK(cudaMemcpy(d_exc, pk.exc.data(), pk.exc.size() * 4, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(d_w, hw.data(), hw.size() * 2, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(d_x, hx.data(), hx.size() * 2, cudaMemcpyHostToDevice));
+  k::PackedView w;
+  w.data = d_data;
+  w.exc_off = d_off;
+  w.exc = d_exc;
+  w.bits12 = true;
+  w.base = pk.base;
+  w.n = sh.n;
+  w.k = sh.k;
+  w.row_tiles = pk.row_tiles;
+  w.k_groups = pk.k_groups;
+  w.k_blocks = pk.k_blocks;
+  // cuBLAS, as the judge's baseline calls it (out^T = W x^T, BF16 out, FP32 compute).
+  auto cublas = [&] {
+    const float one = 1.f, zero = 0.f;
+    cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(sh.n), static_cast<int>(m), static_cast<int>(sh.k),
+                 &one, d_w, CUDA_R_16BF, static_cast<int>(sh.k), d_x, CUDA_R_16BF, static_cast<int>(sh.k), &zero,
+                 d_ref, CUDA_R_16BF, static_cast<int>(sh.n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  };
+  cublas();
+  CK(cudaStreamSynchronize(tm.s));
+  const float t_cublas = tm.time(cublas) - fixed;
+  std::vector<uint16_t> ref(static_cast<size_t>(m * sh.n)), got(ref.size());
+  CK(cudaMemcpy(ref.data(), d_ref, ref.size() * 2, cudaMemcpyDeviceToHost));
+  const CUtensorMap xmap = k::bf16_tensor_map(d_x, sh.k, m, 64, C::kTok, "wide12_bench: x");
+  CK(cudaFuncSetAttribute(wide12_kernel<C>, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmem));
+  const int64_t resident = k::resident_ctas(reinterpret_cast<const void*>(wide12_kernel<C>), C::kThreads, C::kSmem);
+  const int64_t row_blocks = (sh.n + C::kRows - 1) / C::kRows;
+  for (int split : splits) {
+    const int64_t groups_per_cta = (pk.k_groups + split - 1) / split;
+    if (row_blocks * split > resident || groups_per_cta / 4 + 2 > kMaxBlocks) {
+      std::printf("%-9s m %3lld split %2d: %lld CTAs, %lld resident: skipped\n", sh.name, static_cast<long long>(m),
+                  split, static_cast<long long>(row_blocks * split), static_cast<long long>(resident));
+      continue;
+    }
+    float* d_ws = nullptr;
+    unsigned long long* d_cnt = nullptr;
+    CK(cudaMalloc(&d_ws, static_cast<size_t>(row_blocks * split) * C::kRows * C::kTok * 4));
+    CK(cudaMalloc(&d_cnt, static_cast<size_t>(row_blocks) * 8));
+    CK(cudaMemset(d_cnt, 0, static_cast<size_t>(row_blocks) * 8));
+    auto ours = [&] {
+      const k::LaunchCfg lcfg(row_blocks * split, C::kThreads, C::kSmem, tm.s, true);
+      cudaLaunchKernelEx(&lcfg.lc, wide12_kernel<C>, xmap, w, m, reinterpret_cast<__nv_bfloat16*>(d_out), sh.n,
+                         split, d_ws, d_cnt);
+    };
+    CK(cudaMemset(d_out, 0xFF, got.size() * 2));
+    ours();
+    const cudaError_t e = cudaStreamSynchronize(tm.s);
+    if (e != cudaSuccess) {
+      std::printf("%-9s m %3lld split %2d: %s\n", sh.name, static_cast<long long>(m), split, cudaGetErrorString(e));
+      std::exit(1);
+    }
+    CK(cudaMemcpy(got.data(), d_out, got.size() * 2, cudaMemcpyDeviceToHost));
+    size_t nonfinite = 0;
+    for (uint16_t v : got) nonfinite += ((v & 0x7F80u) == 0x7F80u);
+    const double rel = bench::rel_diff(got, ref);
+    const float t = tm.time(ours) - fixed;
+    // determinism: a second run gives the same bits
+    std::vector<uint16_t> again(got.size());
+    ours();
+    CK(cudaStreamSynchronize(tm.s));
+    CK(cudaMemcpy(again.data(), d_out, again.size() * 2, cudaMemcpyDeviceToHost));
+    std::printf("%-9s m %3lld split %2d (%3lld CTAs, %d x %d tokens): %7.2f us, cuBLAS %7.2f us, %.3fx; rel diff vs "
+                "cuBLAS %.2e, non-finite %zu, replay %s\n",
+                sh.name, static_cast<long long>(m), split, static_cast<long long>(row_blocks * split), C::kRows,
+                C::kTok, t, t_cublas, t_cublas / t, rel, nonfinite, again == got ? "bitwise equal" : "DIFFERS");
+    CK(cudaFree(d_ws));
+    CK(cudaFree(d_cnt));
+  }
+  for (void* p : {static_cast<void*>(d_data), static_cast<void*>(d_off), static_cast<void*>(d_exc),
+                  static_cast<void*>(d_w), static_cast<void*>(d_x), static_cast<void*>(d_out),
+                  static_cast<void*>(d_ref)})
+    CK(cudaFree(p));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bench::Timer tm;
+  tm.reps = argc > 1 ? std::atoi(argv[1]) : 50;
+  const float fixed = tm.fixed_cost();
+  cublasHandle_t h;
+  cublasCreate(&h);
+  cublasSetStream(h, tm.s);
+  void* cws;
+  CK(cudaMalloc(&cws, size_t{32} << 20));
+  cublasSetWorkspace(h, cws, size_t{32} << 20);
+  const Shape shapes[] = {{"pooler", 4096, 8192}, {"unpooler", 8192, 4096}, {"qkv_gate", 2304, 8192}, {"o", 8192, 1024}};
+  using C128 = Cfg<128, 4, 5>;  // 256 rows x 128 tokens
+  using C256 = Cfg<256, 2, 4>;  // 128 rows x 256 tokens
+  for (const Shape& sh : shapes) {
+    const int64_t rb128 = (sh.n + C128::kRows - 1) / C128::kRows, rb256 = (sh.n + C256::kRows - 1) / C256::kRows;
+    std::vector<int> s128, s256;
+    for (int s : {1, 2, 4, 8, 16})  // (splits up to 16: the reduction keeps 16 loads in flight)
+      if (rb128 * s <= tm.sms) s128.push_back(s);
+    for (int s : {1, 2, 4, 8})
+      if (rb256 * s <= tm.sms) s256.push_back(s);
+    if (s128.size() > 2) s128.erase(s128.begin(), s128.end() - 2);  // the two largest splits that fit
+    if (s256.size() > 2) s256.erase(s256.begin(), s256.end() - 2);
+    run_shape<C128>(tm, fixed, h, sh, 128, s128);
+    run_shape<C256>(tm, fixed, h, sh, 256, s256);
+  }
+  cublasDestroy(h);
+  return 0;
+}
