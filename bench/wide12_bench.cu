@@ -105,15 +105,9 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   // 0 .. kWarps - 1 one weight group each (row tiles past the matrix read the last one: their rows are never stored).
   const int64_t my_rt = min(rt0 + lane, w.row_tiles - 1);
   auto issue = [&](int slot, int it) {
-    const uint32_t bar = f::smem_u32(&full[slot]), st = smem0 + slot * C::kStageBytes;
-    if (lane == 0) {
-      f::mbar_arrive_expect_tx(bar, C::kStageBytes);
-      f::tma_2d(st, &xmap, static_cast<int>((g_begin + it) * 64), 0, bar);
-    }
-    __syncwarp();
-    if (lane < C::kWarps)
-      f::bulk_g2s(st + C::kXBytes + lane * fmt12::kBytes12,
-                  w.data + (my_rt * w.k_groups + g_begin + it) * fmt12::kBytes12, fmt12::kBytes12, bar);
+    f::issue_stage(f::smem_u32(&full[slot]), smem0 + slot * C::kStageBytes, &xmap, static_cast<int>((g_begin + it) * 64),
+                   C::kStageBytes, C::kXBytes, lane, C::kWarps, fmt12::kBytes12,
+                   [&](int) { return w.data + (my_rt * w.k_groups + g_begin + it) * fmt12::kBytes12; });
   };
   if (warp == 0)
     for (int s = 0; s < C::kStages && s < n_iter; ++s) issue(s, s);
@@ -148,16 +142,12 @@ __global__ void __launch_bounds__(C::kThreads, 1)
         issue(slot, it + C::kStages);
       }
     }
-    // Accumulator fragment: n8 block i, reg 4i + q -> row 16 warp + g + 8 (q >> 1), token 8i + 2t + (q & 1).
     const int g = lane >> 2, t4 = lane & 3;
     if (split == 1) {
-#pragma unroll
-      for (int i = 0; i < C::kTok / 8; ++i)
-#pragma unroll
-        for (int q = 0; q < 4; ++q) {
-          const int64_t row = row_tile * 16 + g + 8 * (q >> 1), tok = 8 * i + 2 * t4 + (q & 1);
-          if (tile_ok && row < rows && tok < m) out[tok * rows + row] = __float2bfloat16_rn(acc[4 * i + q]);
-        }
+      k::for_each_acc<C::kTok>(acc, lane, [&](int r, int tok, float v) {
+        const int64_t row = row_tile * 16 + r;
+        if (tile_ok && row < rows && tok < m) out[tok * rows + row] = __float2bfloat16_rn(v);
+      });
     } else {  // this CTA's partial, row-major (kRows x kTok), straight from the accumulators
       float* mine = ws + (row_block * split + sidx) * (C::kRows * C::kTok);
 #pragma unroll

@@ -24,4 +24,16 @@ __device__ __forceinline__ void wgmma_wait() {
 }
 __device__ __forceinline__ void wgmma_wait0() { wgmma_wait<0>(); }
 
+// The accumulator fragment of an m64nNk16 wgmma: a thread's register 4 i + q holds row 16 (warp % 4) + lane / 4 +
+// 8 (q >> 1) and token 8 i + 2 (lane % 4) + (q & 1). Calls f(row within the warp's 16, token, value) for each of
+// the thread's N / 2 values.
+template <int N, class F>
+__device__ __forceinline__ void for_each_acc(const float (&acc)[N / 2], int lane, F&& f) {
+  const int g = lane >> 2, t4 = lane & 3;
+#pragma unroll
+  for (int i = 0; i < N / 8; ++i)
+#pragma unroll
+    for (int q = 0; q < 4; ++q) f(g + 8 * (q >> 1), 8 * i + 2 * t4 + (q & 1), acc[4 * i + q]);
+}
+
 }  // namespace solgemm::kernels

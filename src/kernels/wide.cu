@@ -451,15 +451,10 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   const uint8_t* term_base = lane / C::kWarps == 0 ? w.hi : lane / C::kWarps == 1 ? w.lo : w.lo2;
   const int64_t my_rt = min(row_tile0 + lane % C::kWarps, w.row_tiles - 1);
   auto issue = [&](int slot, int it) {
-    const uint32_t bar = family::smem_u32(&full[slot]), st = smem0 + slot * C::kStageBytes;
-    if (lane == 0) {
-      family::mbar_arrive_expect_tx(bar, C::kStageBytes);
-      family::tma_2d(st, &xmap, static_cast<int>((g_begin + it) * 64), 0, bar);
-    }
-    __syncwarp();
-    if (lane < C::kTerms * C::kWarps)
-      family::bulk_g2s(st + C::kXBytes + lane * format::kBytes16,
-                       term_base + (my_rt * w.k_groups + g_begin + it) * format::kBytes16, format::kBytes16, bar);
+    family::issue_stage(family::smem_u32(&full[slot]), smem0 + slot * C::kStageBytes, &xmap,
+                        static_cast<int>((g_begin + it) * 64), C::kStageBytes, C::kXBytes, lane,
+                        C::kTerms * C::kWarps, format::kBytes16,
+                        [&](int) { return term_base + (my_rt * w.k_groups + g_begin + it) * format::kBytes16; });
   };
   if (warp == 0)
     for (int s = 0; s < C::kStages && s < n_iter; ++s) issue(s, s);
