@@ -16,6 +16,9 @@
 // (~12 us at ~7 TB/s), 8.6 GFLOP (~8 us at 1070 TFLOP/s): ~12 us + the reduction.
 // Status (perf-notes step 81): correct (rel. difference to cuBLAS 1e-4, replays bitwise equal) and 1.7-6x SLOWER than
 // cuBLAS; kept as the starting point of that kernel, not used by the library.
+// Per configuration: both split-K partial layouts (row-major as the first cut, token-major for contiguous final
+// stores) and a per-CTA timeline (bench::Timer::timeline: min / median / max over CTAs of each stamp, us after the
+// first CTA's entry; stamps: wide12_kernel's `stamp`).
 // Usage: wide12_bench [reps=50]
 #include <cublas_v2.h>
 #include <cuda.h>
@@ -62,11 +65,22 @@ struct Cfg {
   static_assert(kSmem <= 227 * 1024, "shared memory");
 };
 
-template <class C>
+// Bench timeline (`trace`, null: none): stamp i of this CTA = %globaltimer (ns) in bench::Timer::timeline's slots:
+// 0 entry, 1 the first stage landed, 2 the first group's wgmmas done, 3 the main loop done, 4 the partial stored,
+// 5 the split-K barrier passed, 6 the CTA's outputs written.
+__device__ __forceinline__ void stamp(unsigned long long* trace, int i) {
+  unsigned long long v;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(v));
+  trace[static_cast<size_t>(blockIdx.x) * 8 + i] = v;
+}
+
+// kTokMajor: the split-K partials token-major (kTok x kRows), so the final BF16 stores are runs of 4 rows of one
+// token (8 bytes) instead of single 2-byte stores N rows apart (the first cut, perf-notes step 81).
+template <class C, bool kTokMajor>
 __global__ void __launch_bounds__(C::kThreads, 1)
     wide12_kernel(const __grid_constant__ CUtensorMap xmap, const k::PackedView w, int64_t m,
                   __nv_bfloat16* __restrict__ out, int64_t rows, int split, float* __restrict__ ws,
-                  unsigned long long* __restrict__ counters) {
+                  unsigned long long* __restrict__ counters, unsigned long long* __restrict__ trace) {
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
   const uint32_t smem0 = f::smem_u32(smem);
@@ -82,6 +96,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   const int n_iter = static_cast<int>(g_end - g_begin);
   unsigned long long* const arrive = counters + row_block;
 
+  if (trace && tid == 0) stamp(trace, 0);
   if (tid == 0) {
 #pragma unroll
     for (int s = 0; s < C::kStages; ++s) {
@@ -118,6 +133,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
     for (int it = 0; it < n_iter; ++it) {
       const int slot = it % C::kStages;
       f::mbar_wait(f::smem_u32(&full[slot]), static_cast<uint32_t>((it / C::kStages) & 1));
+      if (trace && it == 0 && tid == 0) stamp(trace, 1);
       const uint8_t* stage = smem + slot * C::kStageBytes;
       uint32_t a[4][4];
       k::GroupRegs<true> regs;
@@ -135,6 +151,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
       for (int s = 0; s < 4; ++s) k::wgmma_rs<C::kTok>(acc, a[s], k::sw128_desc(xt + 32 * s));
       k::wgmma_commit();
       k::wgmma_wait0();
+      if (trace && it == 0 && tid == 0) stamp(trace, 2);
       __syncwarp();
       if (lane == 0) f::mbar_arrive(f::smem_u32(&empty[slot]));
       if (warp == 0 && it + C::kStages < n_iter) {  // refill the slot once every warp has released it
@@ -142,14 +159,17 @@ __global__ void __launch_bounds__(C::kThreads, 1)
         issue(slot, it + C::kStages);
       }
     }
+    if (trace && tid == 0) stamp(trace, 3);
     const int g = lane >> 2, t4 = lane & 3;
+    float* const mine = ws + (row_block * split + sidx) * (C::kRows * C::kTok);
     if (split == 1) {
       k::for_each_acc<C::kTok>(acc, lane, [&](int r, int tok, float v) {
         const int64_t row = row_tile * 16 + r;
         if (tile_ok && row < rows && tok < m) out[tok * rows + row] = __float2bfloat16_rn(v);
       });
+    } else if constexpr (kTokMajor) {  // this CTA's partial, token-major (kTok x kRows)
+      k::for_each_acc<C::kTok>(acc, lane, [&](int r, int tok, float v) { __stcg(mine + tok * C::kRows + warp * 16 + r, v); });
     } else {  // this CTA's partial, row-major (kRows x kTok), straight from the accumulators
-      float* mine = ws + (row_block * split + sidx) * (C::kRows * C::kTok);
 #pragma unroll
       for (int i = 0; i < C::kTok / 8; ++i)
 #pragma unroll
@@ -158,12 +178,21 @@ __global__ void __launch_bounds__(C::kThreads, 1)
                  make_float2(acc[4 * i + 2 * h], acc[4 * i + 2 * h + 1]));
     }
   }
-  if (split == 1) return;
+  if (split == 1) {
+    if (trace) {
+      __syncthreads();
+      if (tid == 0) stamp(trace, 6);
+    }
+    return;
+  }
   __syncthreads();
+  if (trace && tid == 0) stamp(trace, 4);
   if (tid == 0) k::split_barrier_arrive_wait(arrive, target);
   __syncthreads();
-  // This CTA's share of the tile: float4s [b, b + n) (row e4 / (kTok / 4), tokens 4 (e4 % (kTok / 4)) .. + 3), each
-  // the sum of the split partials in order.
+  if (trace && tid == 0) stamp(trace, 5);
+  // This CTA's share of the tile: float4s [b, b + n) (row-major: row e4 / (kTok / 4), tokens 4 (e4 % (kTok / 4))
+  // .. + 3; token-major: token e4 / (kRows / 4), rows 4 (e4 % (kRows / 4)) .. + 3), each the sum of the split
+  // partials in order.
   constexpr int kTile = C::kRows * C::kTok, kV = kTile / 4;
   const float* tile = ws + row_block * split * kTile;
   const int b = static_cast<int>(static_cast<int64_t>(kV) * sidx / split);
@@ -183,6 +212,25 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   };
   auto store_item = [&](int j, const float4& sum) {
     const int e4 = b + j;
+    if constexpr (kTokMajor) {
+      const int tk = e4 / (C::kRows / 4), r = 4 * (e4 % (C::kRows / 4));
+      const int64_t row = row_block * C::kRows + r;
+      if (tk >= m || row >= rows) return;
+      __nv_bfloat16* o = out + tk * rows + row;
+      if (row + 3 < rows && rows % 4 == 0) {
+        const __nv_bfloat162 p0 = __floats2bfloat162_rn(sum.x, sum.y), p1 = __floats2bfloat162_rn(sum.z, sum.w);
+        uint2 u;
+        u.x = *reinterpret_cast<const uint32_t*>(&p0);
+        u.y = *reinterpret_cast<const uint32_t*>(&p1);
+        *reinterpret_cast<uint2*>(o) = u;
+      } else {
+        const float vv[4] = {sum.x, sum.y, sum.z, sum.w};
+#pragma unroll
+        for (int q = 0; q < 4; ++q)
+          if (row + q < rows) o[q] = __float2bfloat16_rn(vv[q]);
+      }
+      return;
+    }
     const int r = e4 / (C::kTok / 4), tk = 4 * (e4 % (C::kTok / 4));
     const int64_t row = row_block * C::kRows + r;
     if (row >= rows) return;
@@ -198,6 +246,10 @@ __global__ void __launch_bounds__(C::kThreads, 1)
     if (j1 < n) sum_item(j1, s1);
     store_item(j, s0);
     if (j1 < n) store_item(j1, s1);
+  }
+  if (trace) {
+    __syncthreads();
+    if (tid == 0) stamp(trace, 6);
   }
 }
 
@@ -259,9 +311,14 @@ void run_shape(bench::Timer& tm, float fixed, cublasHandle_t h, const Shape& sh,
   std::vector<uint16_t> ref(static_cast<size_t>(m * sh.n)), got(ref.size());
   CK(cudaMemcpy(ref.data(), d_ref, ref.size() * 2, cudaMemcpyDeviceToHost));
   const CUtensorMap xmap = k::bf16_tensor_map(d_x, sh.k, m, 64, C::kTok, "wide12_bench: x");
-  CK(cudaFuncSetAttribute(wide12_kernel<C>, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmem));
-  const int64_t resident = k::resident_ctas(reinterpret_cast<const void*>(wide12_kernel<C>), C::kThreads, C::kSmem);
+  CK(cudaFuncSetAttribute(wide12_kernel<C, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmem));
+  CK(cudaFuncSetAttribute(wide12_kernel<C, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmem));
+  const int64_t resident =
+      std::min(k::resident_ctas(reinterpret_cast<const void*>(wide12_kernel<C, false>), C::kThreads, C::kSmem),
+               k::resident_ctas(reinterpret_cast<const void*>(wide12_kernel<C, true>), C::kThreads, C::kSmem));
   const int64_t row_blocks = (sh.n + C::kRows - 1) / C::kRows;
+  unsigned long long* d_trace = nullptr;
+  CK(cudaMalloc(&d_trace, static_cast<size_t>(tm.sms) * 8 * 8));
   for (int split : splits) {
     const int64_t groups_per_cta = (pk.k_groups + split - 1) / split;
     if (row_blocks * split > resident || groups_per_cta / 4 + 2 > kMaxBlocks) {
@@ -274,35 +331,49 @@ void run_shape(bench::Timer& tm, float fixed, cublasHandle_t h, const Shape& sh,
     CK(cudaMalloc(&d_ws, static_cast<size_t>(row_blocks * split) * C::kRows * C::kTok * 4));
     CK(cudaMalloc(&d_cnt, static_cast<size_t>(row_blocks) * 8));
     CK(cudaMemset(d_cnt, 0, static_cast<size_t>(row_blocks) * 8));
-    auto ours = [&] {
-      const k::LaunchCfg lcfg(row_blocks * split, C::kThreads, C::kSmem, tm.s, true);
-      cudaLaunchKernelEx(&lcfg.lc, wide12_kernel<C>, xmap, w, m, reinterpret_cast<__nv_bfloat16*>(d_out), sh.n,
-                         split, d_ws, d_cnt);
-    };
-    CK(cudaMemset(d_out, 0xFF, got.size() * 2));
-    ours();
-    const cudaError_t e = cudaStreamSynchronize(tm.s);
-    if (e != cudaSuccess) {
-      std::printf("%-9s m %3lld split %2d: %s\n", sh.name, static_cast<long long>(m), split, cudaGetErrorString(e));
-      std::exit(1);
+    // Both partial layouts (split > 1; at split 1 they are the same kernel path), each checked and timed.
+    for (int tok_major = 0; tok_major < (split > 1 ? 2 : 1); ++tok_major) {
+      auto launch = [&](unsigned long long* trace) {
+        const k::LaunchCfg lcfg(row_blocks * split, C::kThreads, C::kSmem, tm.s, true);
+        if (tok_major)
+          cudaLaunchKernelEx(&lcfg.lc, wide12_kernel<C, true>, xmap, w, m, reinterpret_cast<__nv_bfloat16*>(d_out),
+                             sh.n, split, d_ws, d_cnt, trace);
+        else
+          cudaLaunchKernelEx(&lcfg.lc, wide12_kernel<C, false>, xmap, w, m, reinterpret_cast<__nv_bfloat16*>(d_out),
+                             sh.n, split, d_ws, d_cnt, trace);
+      };
+      auto ours = [&] { launch(nullptr); };
+      CK(cudaMemset(d_out, 0xFF, got.size() * 2));
+      ours();
+      const cudaError_t e = cudaStreamSynchronize(tm.s);
+      if (e != cudaSuccess) {
+        std::printf("%-9s m %3lld split %2d: %s\n", sh.name, static_cast<long long>(m), split, cudaGetErrorString(e));
+        std::exit(1);
+      }
+      CK(cudaMemcpy(got.data(), d_out, got.size() * 2, cudaMemcpyDeviceToHost));
+      size_t nonfinite = 0;
+      for (uint16_t v : got) nonfinite += ((v & 0x7F80u) == 0x7F80u);
+      const double rel = bench::rel_diff(got, ref);
+      const float t = tm.time(ours) - fixed;
+      // determinism: a second run gives the same bits
+      std::vector<uint16_t> again(got.size());
+      ours();
+      CK(cudaStreamSynchronize(tm.s));
+      CK(cudaMemcpy(again.data(), d_out, again.size() * 2, cudaMemcpyDeviceToHost));
+      std::printf("%-9s m %3lld split %2d (%3lld CTAs, %d x %d tokens, partials %s): %7.2f us, cuBLAS %7.2f us, "
+                  "%.3fx; rel diff vs cuBLAS %.2e, non-finite %zu, replay %s\n",
+                  sh.name, static_cast<long long>(m), split, static_cast<long long>(row_blocks * split), C::kRows,
+                  C::kTok, tok_major ? "token-major" : "row-major", t, t_cublas, t_cublas / t, rel, nonfinite,
+                  again == got ? "bitwise equal" : "DIFFERS");
+      char label[64];
+      std::snprintf(label, sizeof label, "%s m%lld s%d %s", sh.name, static_cast<long long>(m), split,
+                    tok_major ? "tok" : "row");
+      tm.timeline(label, static_cast<int>(row_blocks * split), d_trace, [&](unsigned long long* tr) { launch(tr); });
     }
-    CK(cudaMemcpy(got.data(), d_out, got.size() * 2, cudaMemcpyDeviceToHost));
-    size_t nonfinite = 0;
-    for (uint16_t v : got) nonfinite += ((v & 0x7F80u) == 0x7F80u);
-    const double rel = bench::rel_diff(got, ref);
-    const float t = tm.time(ours) - fixed;
-    // determinism: a second run gives the same bits
-    std::vector<uint16_t> again(got.size());
-    ours();
-    CK(cudaStreamSynchronize(tm.s));
-    CK(cudaMemcpy(again.data(), d_out, again.size() * 2, cudaMemcpyDeviceToHost));
-    std::printf("%-9s m %3lld split %2d (%3lld CTAs, %d x %d tokens): %7.2f us, cuBLAS %7.2f us, %.3fx; rel diff vs "
-                "cuBLAS %.2e, non-finite %zu, replay %s\n",
-                sh.name, static_cast<long long>(m), split, static_cast<long long>(row_blocks * split), C::kRows,
-                C::kTok, t, t_cublas, t_cublas / t, rel, nonfinite, again == got ? "bitwise equal" : "DIFFERS");
     CK(cudaFree(d_ws));
     CK(cudaFree(d_cnt));
   }
+  CK(cudaFree(d_trace));
   for (void* p : {static_cast<void*>(d_data), static_cast<void*>(d_off), static_cast<void*>(d_exc),
                   static_cast<void*>(d_w), static_cast<void*>(d_x), static_cast<void*>(d_out),
                   static_cast<void*>(d_ref)})
