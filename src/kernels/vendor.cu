@@ -10,13 +10,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
-#include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 #include <type_traits>
 #include <map>
 #include <mutex>
@@ -25,6 +20,7 @@
 
 #include "graph_capture.hpp"
 #include "kernels.hpp"
+#include "tune_file.hpp"
 
 namespace solgemm::kernels {
 namespace {
@@ -166,11 +162,12 @@ std::string describe(const VendorTable& t) {
 }
 
 namespace {
-// The tune file (PrepareOptions::tune_file): one line per tuned shape, "solgemm-vendor-v1 KEY HEX", KEY naming what
-// the choice depends on (GPU name and SM count, cuBLASLt version, N, K, workspace bytes; no spaces) and HEX the
-// VendorChoice's bytes (cuBLASLt documents its algorithm structs as trivially serialisable for the same library
-// version; a call still checks its algorithm with cublasLtMatmulAlgoCheck and falls back to cublasGemmEx).
+// The tune file (PrepareOptions::tune_file, format: tune_file.hpp): KEY names what a VendorChoice depends on (GPU
+// name and SM count, cuBLASLt version, N, K, workspace bytes), the bytes are the VendorChoice (cuBLASLt documents its
+// algorithm structs as trivially serialisable for the same library version; a call still checks its algorithm with
+// cublasLtMatmulAlgoCheck and falls back to cublasGemmEx).
 constexpr const char* kTuneTag = "solgemm-vendor-v1";
+namespace tunefile = solgemm::kernels::tune_file;  // (tune_vendor's parameter `tune_file` hides the namespace)
 
 std::string tune_key(int dev, int64_t n, int64_t k, size_t ws) {
   cudaDeviceProp p{};
@@ -179,43 +176,6 @@ std::string tune_key(int dev, int64_t n, int64_t k, size_t ws) {
   for (char& ch : name)
     if (ch == ' ' || ch == '\t') ch = '_';
   return fmt::format("{}/{}SM/cublasLt{}/N{}/K{}/ws{}", name, p.multiProcessorCount, cublasLtGetVersion(), n, k, ws);
-}
-
-// The entry for `key` in `path` (false when the file does not exist or has none). Throws Error naming the file
-// and line for a line that is not a tune-file entry.
-bool tune_file_read(const std::string& path, const std::string& key, VendorChoice& c) {
-  std::ifstream in(path);
-  if (!in) return false;
-  std::string line;
-  bool found = false;
-  for (int no = 1; std::getline(in, line); ++no) {
-    if (line.empty()) continue;
-    std::istringstream ls(line);
-    std::string tag, k, hex;
-    ls >> tag >> k >> hex;
-    if (tag != kTuneTag || k.empty() || hex.size() != 2 * sizeof(VendorChoice) ||
-        hex.find_first_not_of("0123456789abcdef") != std::string::npos)
-      throw Error(fmt::format("solgemm: prepare: tune file {} line {}: expected \"{} KEY HEX\" with {} hex digits "
-                              "(a file this version of solgemm wrote)",
-                              path, no, kTuneTag, 2 * sizeof(VendorChoice)));
-    if (k != key) continue;
-    auto* b = reinterpret_cast<unsigned char*>(&c);
-    for (size_t i = 0; i < sizeof(VendorChoice); ++i) b[i] = static_cast<unsigned char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
-    found = true;  // (the last entry for a key wins)
-  }
-  return found;
-}
-
-void tune_file_append(const std::string& path, const std::string& key, const VendorChoice& c) {
-  std::string hex;
-  hex.reserve(2 * sizeof(VendorChoice));
-  const auto* b = reinterpret_cast<const unsigned char*>(&c);
-  for (size_t i = 0; i < sizeof(VendorChoice); ++i) hex += fmt::format("{:02x}", b[i]);
-  std::ofstream out(path, std::ios::app);
-  out << kTuneTag << ' ' << key << ' ' << hex << '\n';
-  out.flush();
-  if (!out)
-    throw Error(fmt::format("solgemm: prepare: cannot append to the tune file {}: {}", path, std::strerror(errno)));
 }
 }  // namespace
 
@@ -237,7 +197,7 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
   // A tune file's entry comes first; else the choice of an earlier prepare in this process (written to the tune
   // file, if one is given); else a new tuning (likewise written).
   const std::string file_key = tune_file.empty() ? std::string() : tune_key(dev, n, k, blas.bytes);
-  if (!tune_file.empty() && tune_file_read(tune_file, file_key, t->c)) {
+  if (!tune_file.empty() && tunefile::read(tune_file, kTuneTag, file_key, &t->c, sizeof(VendorChoice))) {
     t->file = tune_file;
     std::lock_guard<std::mutex> lock(choice_mu);
     choice_cache().emplace(key, t->c);
@@ -249,7 +209,7 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
     if (it != choice_cache().end()) {
       t->c = it->second;
       t->cached = true;
-      if (!tune_file.empty()) tune_file_append(tune_file, file_key, t->c);
+      if (!tune_file.empty()) tunefile::append(tune_file, kTuneTag, file_key, &t->c, sizeof(VendorChoice));
       return t;
     }
   }
@@ -550,7 +510,7 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
   {
     std::lock_guard<std::mutex> lock(choice_mu);
     choice_cache().emplace(key, t->c);
-    if (!tune_file.empty()) tune_file_append(tune_file, file_key, t->c);
+    if (!tune_file.empty()) tunefile::append(tune_file, kTuneTag, file_key, &t->c, sizeof(VendorChoice));
   }
   return t;
 }
