@@ -44,10 +44,11 @@ void check_call(const solgemm::Weights& w, const __nv_bfloat16* x, Dev<uint16_t>
 // One test's matrix: n x k BF16 weights ~ N(0, 0.02^2) from `seed` on the device, a stream, and options that
 // force the vendor family (a CUDA failure here is a test failure; the test stops on it).
 struct VendorCase {
+  int64_t n, k;
   cudaStream_t st = nullptr;
   Dev<__nv_bfloat16> dw;
   solgemm::PrepareOptions opt;
-  VendorCase(int64_t n, int64_t k, uint64_t seed) : dw(static_cast<size_t>(n * k)) {
+  VendorCase(int64_t n_, int64_t k_, uint64_t seed) : n(n_), k(k_), dw(static_cast<size_t>(n_ * k_)) {
     EXPECT_EQ(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), cudaSuccess);
     skt::gen_bf16<<<1024, 256>>>(dw.p, n * k, seed, 0.02f);
     EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess) << cudaGetErrorString(cudaGetLastError());
@@ -56,6 +57,7 @@ struct VendorCase {
   VendorCase(const VendorCase&) = delete;
   VendorCase& operator=(const VendorCase&) = delete;
   ~VendorCase() { cudaStreamDestroy(st); }
+  solgemm::Weights prepare() const { return solgemm::Weights::prepare(dw.p, solgemm::DType::bf16, n, k, st, opt); }
 };
 
 TEST(Vendor, TunedSlicesCorrectAndDeterministic) {
@@ -66,8 +68,7 @@ TEST(Vendor, TunedSlicesCorrectAndDeterministic) {
   if (testing::Test::HasFailure()) return;
   const cudaStream_t st = c.st;
   const Dev<__nv_bfloat16>& dw = c.dw;
-  solgemm::PrepareOptions& opt = c.opt;
-  const solgemm::Weights w = solgemm::Weights::prepare(dw.p, solgemm::DType::bf16, n, k, st, opt);
+  const solgemm::Weights w = c.prepare();
   const std::string desc = w.description();
   EXPECT_NE(desc.find("rows 256:"), std::string::npos) << "the n/8 slice was not tuned: " << desc;
   const int64_t mmax = 100;
@@ -95,7 +96,7 @@ TEST(Vendor, TunedSlicesCorrectAndDeterministic) {
   skt::gen_bf16<<<1024, 256>>>(dw2.p, n * k, seed + 1, 0.02f);
   SKT_CK(cudaDeviceSynchronize());
   EXPECT_EQ(desc.find("earlier prepare"), std::string::npos) << "the first prepare of this shape was cached: " << desc;
-  const solgemm::Weights w2 = solgemm::Weights::prepare(dw2.p, solgemm::DType::bf16, n, k, st, opt);
+  const solgemm::Weights w2 = solgemm::Weights::prepare(dw2.p, solgemm::DType::bf16, n, k, st, c.opt);
   EXPECT_NE(w2.description().find("tuned by an earlier prepare of this shape"), std::string::npos) << w2.description();
   {
     const int64_t rows = n / 8;
@@ -123,8 +124,7 @@ TEST(Vendor, SweptChoicesCorrectAndDeterministic) {
   if (testing::Test::HasFailure()) return;
   const cudaStream_t st = c.st;
   const Dev<__nv_bfloat16>& dw = c.dw;
-  solgemm::PrepareOptions& opt = c.opt;
-  const solgemm::Weights w = solgemm::Weights::prepare(dw.p, solgemm::DType::bf16, n, k, st, opt);
+  const solgemm::Weights w = c.prepare();
   const int64_t mmax = 256;
   Dev<__nv_bfloat16> x(static_cast<size_t>(mmax * k));
   skt::make_x(x.p, mmax, k, seed);
@@ -155,10 +155,8 @@ TEST(Vendor, TuneFileRoundTrip) {
   VendorCase c(n, k, seed);
   if (testing::Test::HasFailure()) return;
   const cudaStream_t st = c.st;
-  const Dev<__nv_bfloat16>& dw = c.dw;
-  solgemm::PrepareOptions& opt = c.opt;
-  opt.tune_file = path;
-  const solgemm::Weights w1 = solgemm::Weights::prepare(dw.p, solgemm::DType::bf16, n, k, st, opt);
+  c.opt.tune_file = path;
+  const solgemm::Weights w1 = c.prepare();
   auto lines = [&] {
     std::ifstream in(path);
     std::vector<std::string> v;
@@ -167,7 +165,7 @@ TEST(Vendor, TuneFileRoundTrip) {
   };
   ASSERT_EQ(lines().size(), 1u) << "the first prepare writes one entry: " << path;
   EXPECT_EQ(lines()[0].rfind("solgemm-vendor-v1 ", 0), 0u) << lines()[0].substr(0, 80);
-  const solgemm::Weights w2 = solgemm::Weights::prepare(dw.p, solgemm::DType::bf16, n, k, st, opt);
+  const solgemm::Weights w2 = c.prepare();
   EXPECT_NE(w2.description().find("read from the tune file"), std::string::npos) << w2.description();
   EXPECT_EQ(lines().size(), 1u) << "an entry read back is not written again";
   const int64_t mmax = 256;
@@ -189,15 +187,15 @@ TEST(Vendor, TuneFileRoundTrip) {
     bad << "not a tune file\n";
   }
   try {
-    (void)solgemm::Weights::prepare(dw.p, solgemm::DType::bf16, n, k, st, opt);
+    (void)c.prepare();
     ADD_FAILURE() << "a malformed tune file was accepted";
   } catch (const solgemm::Error& e) {
     EXPECT_NE(std::string(e.what()).find(path + " line 1"), std::string::npos) << e.what();
   }
   std::remove(path.c_str());
-  opt.tune_file = "/nonexistent-solgemm-dir/tune.txt";
+  c.opt.tune_file = "/nonexistent-solgemm-dir/tune.txt";
   try {
-    (void)solgemm::Weights::prepare(dw.p, solgemm::DType::bf16, n, k, st, opt);
+    (void)c.prepare();
     ADD_FAILURE() << "an unwritable tune file was accepted";
   } catch (const solgemm::Error& e) {
     EXPECT_NE(std::string(e.what()).find("cannot append"), std::string::npos) << e.what();
