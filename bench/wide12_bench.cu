@@ -76,7 +76,10 @@ __device__ __forceinline__ void stamp(unsigned long long* trace, int i) {
 
 // kTokMajor: the split-K partials token-major (kTok x kRows), so the final BF16 stores are runs of 4 rows of one
 // token (8 bytes) instead of single 2-byte stores N rows apart (the first cut, perf-notes step 81).
-template <class C, bool kTokMajor>
+// kMode (perf-notes step 82, where the loop's time goes): 0 the kernel; 1 compute only (the first kStages stages
+// land, then the loop reuses them without waits or refills); 2 data only (waits, releases and refills, no decode or
+// wgmma); 3 data only, weights alone; 4 data only, x alone. Modes 1-4 write garbage: timed, not checked.
+template <class C, bool kTokMajor, int kMode = 0>
 __global__ void __launch_bounds__(C::kThreads, 1)
     wide12_kernel(const __grid_constant__ CUtensorMap xmap, const k::PackedView w, int64_t m,
                   __nv_bfloat16* __restrict__ out, int64_t rows, int split, float* __restrict__ ws,
@@ -97,15 +100,38 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   unsigned long long* const arrive = counters + row_block;
 
   if (trace && tid == 0) stamp(trace, 0);
-  if (tid == 0) {
-#pragma unroll
-    for (int s = 0; s < C::kStages; ++s) {
-      f::mbar_init(f::smem_u32(&full[s]), 1);
-      f::mbar_init(f::smem_u32(&empty[s]), C::kWarps);
+  if (tid == 0) asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&xmap)) : "memory");
+  // Warp 0 issues stage `slot` <- group g_begin + it: lane 0 the x box (after announcing the stage's bytes), lanes
+  // 0 .. kWarps - 1 one weight group each (row tiles past the matrix read the last one: their rows are never stored).
+  const int64_t my_rt = min(rt0 + lane, w.row_tiles - 1);
+  constexpr uint32_t kXB = kMode == 3 ? 0u : C::kXBytes;
+  constexpr int kWn = kMode == 4 ? 0 : C::kWarps;
+  auto issue = [&](int slot, int it) {
+    const uint32_t bar = f::smem_u32(&full[slot]), st = smem0 + slot * C::kStageBytes;
+    if (lane == 0) {
+      f::mbar_arrive_expect_tx(bar, kXB + kWn * fmt12::kBytes12);
+      if (kXB) f::tma_2d(st, &xmap, static_cast<int>((g_begin + it) * 64), 0, bar);
     }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    if (split > 1) target = k::split_barrier_target(arrive, static_cast<unsigned>(split));
+    __syncwarp();
+    if (lane < kWn)
+      f::bulk_g2s(st + C::kXBytes + lane * fmt12::kBytes12,
+                  w.data + (my_rt * w.k_groups + g_begin + it) * fmt12::kBytes12, fmt12::kBytes12, bar);
+  };
+  // Warp 0 initialises the barriers and issues the first stages before anything else (the bounds and the split
+  // barrier's target load meanwhile).
+  if (warp == 0) {
+    if (lane == 0) {
+#pragma unroll
+      for (int s = 0; s < C::kStages; ++s) {
+        f::mbar_init(f::smem_u32(&full[s]), 1);
+        f::mbar_init(f::smem_u32(&empty[s]), C::kWarps);
+      }
+      asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncwarp();
+    for (int s = 0; s < C::kStages && s < n_iter; ++s) issue(s, s);
   }
+  if (tid == 32 && split > 1) target = k::split_barrier_target(arrive, static_cast<unsigned>(split));
   // Consumer warps: the exception bounds of their K range (blocks b0 .. b1 and the end of b1).
   const int64_t row_tile = rt0 + warp;
   const bool tile_ok = row_tile < w.row_tiles;
@@ -116,47 +142,42 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   }
   __syncthreads();
 
-  // Warp 0 issues stage `slot` <- group g_begin + it: lane 0 the x box (after announcing the stage's bytes), lanes
-  // 0 .. kWarps - 1 one weight group each (row tiles past the matrix read the last one: their rows are never stored).
-  const int64_t my_rt = min(rt0 + lane, w.row_tiles - 1);
-  auto issue = [&](int slot, int it) {
-    f::issue_stage(f::smem_u32(&full[slot]), smem0 + slot * C::kStageBytes, &xmap, static_cast<int>((g_begin + it) * 64),
-                   C::kStageBytes, C::kXBytes, lane, C::kWarps, fmt12::kBytes12,
-                   [&](int) { return w.data + (my_rt * w.k_groups + g_begin + it) * fmt12::kBytes12; });
-  };
-  if (warp == 0)
-    for (int s = 0; s < C::kStages && s < n_iter; ++s) issue(s, s);
   {
     float acc[C::kAcc];
 #pragma unroll
     for (int i = 0; i < C::kAcc; ++i) acc[i] = 0.f;
     for (int it = 0; it < n_iter; ++it) {
       const int slot = it % C::kStages;
-      f::mbar_wait(f::smem_u32(&full[slot]), static_cast<uint32_t>((it / C::kStages) & 1));
+      if (kMode != 1 || it < C::kStages)
+        f::mbar_wait(f::smem_u32(&full[slot]), static_cast<uint32_t>((it / C::kStages) & 1));
       if (trace && it == 0 && tid == 0) stamp(trace, 1);
-      const uint8_t* stage = smem + slot * C::kStageBytes;
-      uint32_t a[4][4];
-      k::GroupRegs<true> regs;
-      regs.load_shared(stage + C::kXBytes + warp * fmt12::kBytes12, lane);
-      regs.decode(w, a);
-      const int64_t group = g_begin + it;
-      const int blk = static_cast<int>(group / fmt12::kGroupsPerBlock - b0);
-      if (tile_ok) {
-        const uint32_t e0 = ebounds[warp][blk], e1 = ebounds[warp][blk + 1];
-        if (e1 > e0) k::patch_exceptions(w.exc, e0, e1, static_cast<int>(group % fmt12::kGroupsPerBlock), lane, a);
-      }
-      const uint32_t xt = smem0 + slot * C::kStageBytes;
-      k::wgmma_fence();
+      if constexpr (kMode <= 1) {
+        const uint8_t* stage = smem + slot * C::kStageBytes;
+        uint32_t a[4][4];
+        k::GroupRegs<true> regs;
+        regs.load_shared(stage + C::kXBytes + warp * fmt12::kBytes12, lane);
+        regs.decode(w, a);
+        const int64_t group = g_begin + it;
+        const int blk = static_cast<int>(group / fmt12::kGroupsPerBlock - b0);
+        if (tile_ok) {
+          const uint32_t e0 = ebounds[warp][blk], e1 = ebounds[warp][blk + 1];
+          if (e1 > e0) k::patch_exceptions(w.exc, e0, e1, static_cast<int>(group % fmt12::kGroupsPerBlock), lane, a);
+        }
+        const uint32_t xt = smem0 + slot * C::kStageBytes;
+        k::wgmma_fence();
 #pragma unroll
-      for (int s = 0; s < 4; ++s) k::wgmma_rs<C::kTok>(acc, a[s], k::sw128_desc(xt + 32 * s));
-      k::wgmma_commit();
-      k::wgmma_wait0();
+        for (int s = 0; s < 4; ++s) k::wgmma_rs<C::kTok>(acc, a[s], k::sw128_desc(xt + 32 * s));
+        k::wgmma_commit();
+        k::wgmma_wait0();
+      }
       if (trace && it == 0 && tid == 0) stamp(trace, 2);
-      __syncwarp();
-      if (lane == 0) f::mbar_arrive(f::smem_u32(&empty[slot]));
-      if (warp == 0 && it + C::kStages < n_iter) {  // refill the slot once every warp has released it
-        f::mbar_wait(f::smem_u32(&empty[slot]), static_cast<uint32_t>((it / C::kStages) & 1));
-        issue(slot, it + C::kStages);
+      if constexpr (kMode != 1) {
+        __syncwarp();
+        if (lane == 0) f::mbar_arrive(f::smem_u32(&empty[slot]));
+        if (warp == 0 && it + C::kStages < n_iter) {  // refill the slot once every warp has released it
+          f::mbar_wait(f::smem_u32(&empty[slot]), static_cast<uint32_t>((it / C::kStages) & 1));
+          issue(slot, it + C::kStages);
+        }
       }
     }
     if (trace && tid == 0) stamp(trace, 3);
@@ -311,11 +332,13 @@ void run_shape(bench::Timer& tm, float fixed, cublasHandle_t h, const Shape& sh,
   std::vector<uint16_t> ref(static_cast<size_t>(m * sh.n)), got(ref.size());
   CK(cudaMemcpy(ref.data(), d_ref, ref.size() * 2, cudaMemcpyDeviceToHost));
   const CUtensorMap xmap = k::bf16_tensor_map(d_x, sh.k, m, 64, C::kTok, "wide12_bench: x");
-  CK(cudaFuncSetAttribute(wide12_kernel<C, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmem));
-  CK(cudaFuncSetAttribute(wide12_kernel<C, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmem));
+  CK(cudaFuncSetAttribute(wide12_kernel<C, true, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmem));
+  CK(cudaFuncSetAttribute(wide12_kernel<C, true, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmem));
+  CK(cudaFuncSetAttribute(wide12_kernel<C, true, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmem));
+  CK(cudaFuncSetAttribute(wide12_kernel<C, true, 3>, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmem));
+  CK(cudaFuncSetAttribute(wide12_kernel<C, true, 4>, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmem));
   const int64_t resident =
-      std::min(k::resident_ctas(reinterpret_cast<const void*>(wide12_kernel<C, false>), C::kThreads, C::kSmem),
-               k::resident_ctas(reinterpret_cast<const void*>(wide12_kernel<C, true>), C::kThreads, C::kSmem));
+      k::resident_ctas(reinterpret_cast<const void*>(wide12_kernel<C, true, 0>), C::kThreads, C::kSmem);
   const int64_t row_blocks = (sh.n + C::kRows - 1) / C::kRows;
   unsigned long long* d_trace = nullptr;
   CK(cudaMalloc(&d_trace, static_cast<size_t>(tm.sms) * 8 * 8));
@@ -331,16 +354,17 @@ void run_shape(bench::Timer& tm, float fixed, cublasHandle_t h, const Shape& sh,
     CK(cudaMalloc(&d_ws, static_cast<size_t>(row_blocks * split) * C::kRows * C::kTok * 4));
     CK(cudaMalloc(&d_cnt, static_cast<size_t>(row_blocks) * 8));
     CK(cudaMemset(d_cnt, 0, static_cast<size_t>(row_blocks) * 8));
-    // Both partial layouts (split > 1; at split 1 they are the same kernel path), each checked and timed.
-    for (int tok_major = 0; tok_major < (split > 1 ? 2 : 1); ++tok_major) {
+    // Token-major partials (the row-major ones of step 81 were slower on every row), then the diagnostic modes.
+    using KernelFn = void (*)(const CUtensorMap, const k::PackedView, int64_t, __nv_bfloat16*, int64_t, int, float*,
+                              unsigned long long*, unsigned long long*);
+    const KernelFn kernels[5] = {wide12_kernel<C, true, 0>, wide12_kernel<C, true, 1>, wide12_kernel<C, true, 2>,
+                                 wide12_kernel<C, true, 3>, wide12_kernel<C, true, 4>};
+    const char* mode_names[5] = {"kernel", "compute only", "data only", "weights only", "x only"};
+    for (int mode = 0; mode < 5; ++mode) {
       auto launch = [&](unsigned long long* trace) {
         const k::LaunchCfg lcfg(row_blocks * split, C::kThreads, C::kSmem, tm.s, true);
-        if (tok_major)
-          cudaLaunchKernelEx(&lcfg.lc, wide12_kernel<C, true>, xmap, w, m, reinterpret_cast<__nv_bfloat16*>(d_out),
-                             sh.n, split, d_ws, d_cnt, trace);
-        else
-          cudaLaunchKernelEx(&lcfg.lc, wide12_kernel<C, false>, xmap, w, m, reinterpret_cast<__nv_bfloat16*>(d_out),
-                             sh.n, split, d_ws, d_cnt, trace);
+        cudaLaunchKernelEx(&lcfg.lc, kernels[mode], xmap, w, m, reinterpret_cast<__nv_bfloat16*>(d_out), sh.n, split,
+                           d_ws, d_cnt, trace);
       };
       auto ours = [&] { launch(nullptr); };
       CK(cudaMemset(d_out, 0xFF, got.size() * 2));
@@ -350,24 +374,26 @@ void run_shape(bench::Timer& tm, float fixed, cublasHandle_t h, const Shape& sh,
         std::printf("%-9s m %3lld split %2d: %s\n", sh.name, static_cast<long long>(m), split, cudaGetErrorString(e));
         std::exit(1);
       }
-      CK(cudaMemcpy(got.data(), d_out, got.size() * 2, cudaMemcpyDeviceToHost));
-      size_t nonfinite = 0;
-      for (uint16_t v : got) nonfinite += ((v & 0x7F80u) == 0x7F80u);
-      const double rel = bench::rel_diff(got, ref);
       const float t = tm.time(ours) - fixed;
-      // determinism: a second run gives the same bits
-      std::vector<uint16_t> again(got.size());
-      ours();
-      CK(cudaStreamSynchronize(tm.s));
-      CK(cudaMemcpy(again.data(), d_out, again.size() * 2, cudaMemcpyDeviceToHost));
-      std::printf("%-9s m %3lld split %2d (%3lld CTAs, %d x %d tokens, partials %s): %7.2f us, cuBLAS %7.2f us, "
-                  "%.3fx; rel diff vs cuBLAS %.2e, non-finite %zu, replay %s\n",
-                  sh.name, static_cast<long long>(m), split, static_cast<long long>(row_blocks * split), C::kRows,
-                  C::kTok, tok_major ? "token-major" : "row-major", t, t_cublas, t_cublas / t, rel, nonfinite,
-                  again == got ? "bitwise equal" : "DIFFERS");
       char label[64];
       std::snprintf(label, sizeof label, "%s m%lld s%d %s", sh.name, static_cast<long long>(m), split,
-                    tok_major ? "tok" : "row");
+                    mode_names[mode]);
+      if (mode == 0) {
+        CK(cudaMemcpy(got.data(), d_out, got.size() * 2, cudaMemcpyDeviceToHost));
+        size_t nonfinite = 0;
+        for (uint16_t v : got) nonfinite += ((v & 0x7F80u) == 0x7F80u);
+        const double rel = bench::rel_diff(got, ref);
+        std::vector<uint16_t> again(got.size());  // determinism: a second run gives the same bits
+        ours();
+        CK(cudaStreamSynchronize(tm.s));
+        CK(cudaMemcpy(again.data(), d_out, again.size() * 2, cudaMemcpyDeviceToHost));
+        std::printf("%-9s m %3lld split %2d (%3lld CTAs, %d x %d tokens): %7.2f us, cuBLAS %7.2f us, %.3fx; rel diff "
+                    "vs cuBLAS %.2e, non-finite %zu, replay %s\n",
+                    sh.name, static_cast<long long>(m), split, static_cast<long long>(row_blocks * split), C::kRows,
+                    C::kTok, t, t_cublas, t_cublas / t, rel, nonfinite, again == got ? "bitwise equal" : "DIFFERS");
+      } else {
+        std::printf("  %-12s %7.2f us\n", mode_names[mode], t);
+      }
       tm.timeline(label, static_cast<int>(row_blocks * split), d_trace, [&](unsigned long long* tr) { launch(tr); });
     }
     CK(cudaFree(d_ws));
