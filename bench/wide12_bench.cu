@@ -20,6 +20,7 @@
 // stores) and a per-CTA timeline (bench::Timer::timeline: min / median / max over CTAs of each stamp, us after the
 // first CTA's entry; stamps: wide12_kernel's `stamp`).
 // Usage: wide12_bench [reps=50]
+#include <cooperative_groups.h>
 #include <cublas_v2.h>
 #include <cuda.h>
 #include <cuda_bf16.h>
@@ -36,17 +37,18 @@
 #include "kernels/async_copy.cuh"
 #include "kernels/decode.cuh"
 #include "kernels/kernels.hpp"
-#include "kernels/split_barrier.cuh"
 #include "kernels/wgmma.cuh"
 #include "solgemm/format.hpp"
 
 namespace k = solgemm::kernels;
 namespace f = solgemm::kernels::family;
 namespace fmt12 = solgemm::format;
+namespace cg = cooperative_groups;
 
 namespace {
 
 constexpr int kMaxBlocks = 40;  // exception blocks (4 groups each) of one warp's K range, bounds in shared memory
+constexpr int kMaxExc = 64;     // exception entries of one warp's K range in shared memory (the rest from global)
 
 template <int kTok_, int kWG_, int kStages_>
 struct Cfg {
@@ -63,6 +65,7 @@ struct Cfg {
   static constexpr int kAcc = kTok / 2;
   static_assert(kStageBytes % 1024 == 0, "x boxes stay 1024-byte aligned (128B swizzle)");
   static_assert(kSmem <= 227 * 1024, "shared memory");
+  static_assert(kTok * (kRows + 4) * 4 <= kStages * kStageBytes, "the split-K tile fits over the ring");
 };
 
 // Bench timeline (`trace`, null: none): stamp i of this CTA = %globaltimer (ns) in bench::Timer::timeline's slots:
@@ -74,22 +77,23 @@ __device__ __forceinline__ void stamp(unsigned long long* trace, int i) {
   trace[static_cast<size_t>(blockIdx.x) * 8 + i] = v;
 }
 
-// kTokMajor: the split-K partials token-major (kTok x kRows), so the final BF16 stores are runs of 4 rows of one
-// token (8 bytes) instead of single 2-byte stores N rows apart (the first cut, perf-notes step 81).
 // kMode (perf-notes step 82, where the loop's time goes): 0 the kernel; 1 compute only (the first kStages stages
 // land, then the loop reuses them without waits or refills); 2 data only (waits, releases and refills, no decode or
 // wgmma); 3 data only, weights alone; 4 data only, x alone. Modes 1-4 write garbage: timed, not checked.
-template <class C, bool kTokMajor, int kMode = 0>
+// Split K (step 83): the `split` CTAs of a row block form a cluster; each parks its FP32 tile in its own shared
+// memory (token-major, rows padded by 4 floats: no bank conflicts), and after a cluster barrier each sums 1/split
+// of the tile's tokens over the cluster's ranks in rank order (distributed shared memory; bitwise deterministic)
+// and stores it as runs of 4 BF16 rows of one token. No workspace, no counters.
+template <class C, int kMode = 0>
 __global__ void __launch_bounds__(C::kThreads, 1)
     wide12_kernel(const __grid_constant__ CUtensorMap xmap, const k::PackedView w, int64_t m,
-                  __nv_bfloat16* __restrict__ out, int64_t rows, int split, float* __restrict__ ws,
-                  unsigned long long* __restrict__ counters, unsigned long long* __restrict__ trace) {
+                  __nv_bfloat16* __restrict__ out, int64_t rows, int split, unsigned long long* __restrict__ trace) {
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
   const uint32_t smem0 = f::smem_u32(smem);
   __shared__ __align__(8) uint64_t full[C::kStages], empty[C::kStages];
   __shared__ uint32_t ebounds[C::kWarps][kMaxBlocks + 1];
-  __shared__ unsigned long long target;
+  __shared__ uint32_t eents[C::kWarps][kMaxExc];
 
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int sidx = static_cast<int>(blockIdx.x) % split;
@@ -97,7 +101,6 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   const int64_t rt0 = row_block * C::kWarps;
   const int64_t g_begin = w.k_groups * sidx / split, g_end = w.k_groups * (sidx + 1) / split;
   const int n_iter = static_cast<int>(g_end - g_begin);
-  unsigned long long* const arrive = counters + row_block;
 
   if (trace && tid == 0) stamp(trace, 0);
   if (tid == 0) asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&xmap)) : "memory");
@@ -117,8 +120,8 @@ __global__ void __launch_bounds__(C::kThreads, 1)
       f::bulk_g2s(st + C::kXBytes + lane * fmt12::kBytes12,
                   w.data + (my_rt * w.k_groups + g_begin + it) * fmt12::kBytes12, fmt12::kBytes12, bar);
   };
-  // Warp 0 initialises the barriers and issues the first stages before anything else (the bounds and the split
-  // barrier's target load meanwhile).
+  // Warp 0 initialises the barriers and issues the first stages before anything else (the exception bounds and
+  // entries load meanwhile).
   if (warp == 0) {
     if (lane == 0) {
 #pragma unroll
@@ -131,147 +134,110 @@ __global__ void __launch_bounds__(C::kThreads, 1)
     __syncwarp();
     for (int s = 0; s < C::kStages && s < n_iter; ++s) issue(s, s);
   }
-  if (tid == 32 && split > 1) target = k::split_barrier_target(arrive, static_cast<unsigned>(split));
-  // Consumer warps: the exception bounds of their K range (blocks b0 .. b1 and the end of b1).
+  // Each warp: the exception bounds of its K range (blocks b0 .. b1 and the end of b1), then the first kMaxExc of
+  // its entries into shared memory (step 83: the patch read each entry from global memory, one dependent L2 round
+  // trip per entry inside the loop; the rest, if any, still come from there).
   const int64_t row_tile = rt0 + warp;
   const bool tile_ok = row_tile < w.row_tiles;
   const int64_t b0 = g_begin / fmt12::kGroupsPerBlock;
+  uint32_t e_lo = 0;
   if (tile_ok) {
     const int nb = static_cast<int>((g_end - 1) / fmt12::kGroupsPerBlock - b0) + 2;  // bounds: blocks + 1
     for (int i = lane; i < nb; i += 32) ebounds[warp][i] = __ldg(w.exc_off + row_tile * w.k_blocks + b0 + i);
+    __syncwarp();
+    e_lo = ebounds[warp][0];
+    const uint32_t ne = min(ebounds[warp][nb - 1] - e_lo, static_cast<uint32_t>(kMaxExc));
+    for (uint32_t i = lane; i < ne; i += 32) eents[warp][i] = __ldg(w.exc + e_lo + i);
   }
   __syncthreads();
 
-  {
-    float acc[C::kAcc];
+  float acc[C::kAcc];
 #pragma unroll
-    for (int i = 0; i < C::kAcc; ++i) acc[i] = 0.f;
-    for (int it = 0; it < n_iter; ++it) {
-      const int slot = it % C::kStages;
-      if (kMode != 1 || it < C::kStages)
-        f::mbar_wait(f::smem_u32(&full[slot]), static_cast<uint32_t>((it / C::kStages) & 1));
-      if (trace && it == 0 && tid == 0) stamp(trace, 1);
-      if constexpr (kMode <= 1) {
-        const uint8_t* stage = smem + slot * C::kStageBytes;
-        uint32_t a[4][4];
-        k::GroupRegs<true> regs;
-        regs.load_shared(stage + C::kXBytes + warp * fmt12::kBytes12, lane);
-        regs.decode(w, a);
-        const int64_t group = g_begin + it;
-        const int blk = static_cast<int>(group / fmt12::kGroupsPerBlock - b0);
-        if (tile_ok) {
-          const uint32_t e0 = ebounds[warp][blk], e1 = ebounds[warp][blk + 1];
-          if (e1 > e0) k::patch_exceptions(w.exc, e0, e1, static_cast<int>(group % fmt12::kGroupsPerBlock), lane, a);
-        }
-        const uint32_t xt = smem0 + slot * C::kStageBytes;
-        k::wgmma_fence();
+  for (int i = 0; i < C::kAcc; ++i) acc[i] = 0.f;
+  for (int it = 0; it < n_iter; ++it) {
+    const int slot = it % C::kStages;
+    if (kMode != 1 || it < C::kStages) f::mbar_wait(f::smem_u32(&full[slot]), static_cast<uint32_t>((it / C::kStages) & 1));
+    if (trace && it == 0 && tid == 0) stamp(trace, 1);
+    if constexpr (kMode <= 1) {
+      const uint8_t* stage = smem + slot * C::kStageBytes;
+      uint32_t a[4][4];
+      k::GroupRegs<true> regs;
+      regs.load_shared(stage + C::kXBytes + warp * fmt12::kBytes12, lane);
+      regs.decode(w, a);
+      const int64_t group = g_begin + it;
+      const int blk = static_cast<int>(group / fmt12::kGroupsPerBlock - b0);
+      if (tile_ok) {
+        const uint32_t e0 = ebounds[warp][blk], e1 = ebounds[warp][blk + 1];
+        const int q = static_cast<int>(group % fmt12::kGroupsPerBlock);
+        for (uint32_t e = e0; e < e1; ++e) {
+          const uint32_t ent = e - e_lo < kMaxExc ? eents[warp][e - e_lo] : __ldg(w.exc + e);
+          const k::decode::ExcSlot es = k::decode::exc_slot(ent);
+          if (es.group_in_block != q || es.lane != lane) continue;
 #pragma unroll
-        for (int s = 0; s < 4; ++s) k::wgmma_rs<C::kTok>(acc, a[s], k::sw128_desc(xt + 32 * s));
-        k::wgmma_commit();
-        k::wgmma_wait0();
-      }
-      if (trace && it == 0 && tid == 0) stamp(trace, 2);
-      if constexpr (kMode != 1) {
-        __syncwarp();
-        if (lane == 0) f::mbar_arrive(f::smem_u32(&empty[slot]));
-        if (warp == 0 && it + C::kStages < n_iter) {  // refill the slot once every warp has released it
-          f::mbar_wait(f::smem_u32(&empty[slot]), static_cast<uint32_t>((it / C::kStages) & 1));
-          issue(slot, it + C::kStages);
+          for (int s = 0; s < 4; ++s)
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
+              if (s == es.step && j == es.reg) a[s][j] = k::decode::patch_half(a[s][j], es.half, ent & 0xFFFFu);
         }
       }
+      const uint32_t xt = smem0 + slot * C::kStageBytes;
+      k::wgmma_fence();
+#pragma unroll
+      for (int s = 0; s < 4; ++s) k::wgmma_rs<C::kTok>(acc, a[s], k::sw128_desc(xt + 32 * s));
+      k::wgmma_commit();
+      k::wgmma_wait0();
     }
-    if (trace && tid == 0) stamp(trace, 3);
-    const int g = lane >> 2, t4 = lane & 3;
-    float* const mine = ws + (row_block * split + sidx) * (C::kRows * C::kTok);
-    if (split == 1) {
-      k::for_each_acc<C::kTok>(acc, lane, [&](int r, int tok, float v) {
-        const int64_t row = row_tile * 16 + r;
-        if (tile_ok && row < rows && tok < m) out[tok * rows + row] = __float2bfloat16_rn(v);
-      });
-    } else if constexpr (kTokMajor) {  // this CTA's partial, token-major (kTok x kRows)
-      k::for_each_acc<C::kTok>(acc, lane, [&](int r, int tok, float v) { __stcg(mine + tok * C::kRows + warp * 16 + r, v); });
-    } else {  // this CTA's partial, row-major (kRows x kTok), straight from the accumulators
-#pragma unroll
-      for (int i = 0; i < C::kTok / 8; ++i)
-#pragma unroll
-        for (int h = 0; h < 2; ++h)
-          __stcg(reinterpret_cast<float2*>(mine + (warp * 16 + g + 8 * h) * C::kTok + 8 * i + 2 * t4),
-                 make_float2(acc[4 * i + 2 * h], acc[4 * i + 2 * h + 1]));
+    if (trace && it == 0 && tid == 0) stamp(trace, 2);
+    if constexpr (kMode != 1) {
+      __syncwarp();
+      if (lane == 0) f::mbar_arrive(f::smem_u32(&empty[slot]));
+      if (warp == 0 && it + C::kStages < n_iter) {  // refill the slot once every warp has released it
+        f::mbar_wait(f::smem_u32(&empty[slot]), static_cast<uint32_t>((it / C::kStages) & 1));
+        issue(slot, it + C::kStages);
+      }
     }
   }
-  if (split == 1) {
-    if (trace) {
-      __syncthreads();
-      if (tid == 0) stamp(trace, 6);
-    }
-    return;
-  }
+  if (trace && tid == 0) stamp(trace, 3);
+  // The tile, token-major, padded, over the ring (every stage has been consumed and every wgmma waited for).
+  constexpr int kRS = C::kRows + 4;
+  float* const red = reinterpret_cast<float*>(smem);
   __syncthreads();
+  k::for_each_acc<C::kTok>(acc, lane, [&](int r, int tok, float v) { red[tok * kRS + warp * 16 + r] = v; });
+  cg::cluster_group cluster = cg::this_cluster();
+  cluster.sync();
   if (trace && tid == 0) stamp(trace, 4);
-  if (tid == 0) k::split_barrier_arrive_wait(arrive, target);
-  __syncthreads();
-  if (trace && tid == 0) stamp(trace, 5);
-  // This CTA's share of the tile: float4s [b, b + n) (row-major: row e4 / (kTok / 4), tokens 4 (e4 % (kTok / 4))
-  // .. + 3; token-major: token e4 / (kRows / 4), rows 4 (e4 % (kRows / 4)) .. + 3), each the sum of the split
-  // partials in order.
-  constexpr int kTile = C::kRows * C::kTok, kV = kTile / 4;
-  const float* tile = ws + row_block * split * kTile;
-  const int b = static_cast<int>(static_cast<int64_t>(kV) * sidx / split);
-  const int n = static_cast<int>(static_cast<int64_t>(kV) * (sidx + 1) / split) - b;
-  // (All of an item's partial loads in flight before its adds, two items per pass: a loop that loaded one partial
-  // at a time ran at the L2's latency, ~1 us per load under load.)
-  auto sum_item = [&](int j, float4& sum) {
-    const int e4 = b + j;
-    float4 v[16];
-#pragma unroll
-    for (int s = 0; s < 16; ++s)
-      if (s < split) v[s] = __ldcg(reinterpret_cast<const float4*>(tile + s * kTile) + e4);
-    sum = v[0];
-#pragma unroll
-    for (int s = 1; s < 16; ++s)
-      if (s < split) sum.x += v[s].x, sum.y += v[s].y, sum.z += v[s].z, sum.w += v[s].w;
-  };
-  auto store_item = [&](int j, const float4& sum) {
-    const int e4 = b + j;
-    if constexpr (kTokMajor) {
-      const int tk = e4 / (C::kRows / 4), r = 4 * (e4 % (C::kRows / 4));
-      const int64_t row = row_block * C::kRows + r;
-      if (tk >= m || row >= rows) return;
-      __nv_bfloat16* o = out + tk * rows + row;
-      if (row + 3 < rows && rows % 4 == 0) {
-        const __nv_bfloat162 p0 = __floats2bfloat162_rn(sum.x, sum.y), p1 = __floats2bfloat162_rn(sum.z, sum.w);
-        uint2 u;
-        u.x = *reinterpret_cast<const uint32_t*>(&p0);
-        u.y = *reinterpret_cast<const uint32_t*>(&p1);
-        *reinterpret_cast<uint2*>(o) = u;
-      } else {
-        const float vv[4] = {sum.x, sum.y, sum.z, sum.w};
-#pragma unroll
-        for (int q = 0; q < 4; ++q)
-          if (row + q < rows) o[q] = __float2bfloat16_rn(vv[q]);
-      }
-      return;
+  // This rank's share: float4 units [u0, u1) of kTok x kRows / 4 (unit u: token u / (kRows / 4), rows 4 (u % ..)).
+  constexpr int kU = C::kTok * C::kRows / 4;
+  const int u0 = kU * sidx / split, u1 = kU * (sidx + 1) / split;
+  for (int u = u0 + tid; u < u1; u += C::kThreads) {
+    const int tk = u / (C::kRows / 4), r = 4 * (u % (C::kRows / 4));
+    const int off = tk * kRS + r;
+    float4 sum = *reinterpret_cast<const float4*>(cluster.map_shared_rank(red, 0) + off);
+    for (int q = 1; q < split; ++q) {
+      const float4 v = *reinterpret_cast<const float4*>(cluster.map_shared_rank(red, q) + off);
+      sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;
     }
-    const int r = e4 / (C::kTok / 4), tk = 4 * (e4 % (C::kTok / 4));
     const int64_t row = row_block * C::kRows + r;
-    if (row >= rows) return;
-    const float vv[4] = {sum.x, sum.y, sum.z, sum.w};
+    if (tk >= m || row >= rows) continue;
+    __nv_bfloat16* o = out + tk * rows + row;
+    if (row + 3 < rows && rows % 4 == 0) {
+      const __nv_bfloat162 p0 = __floats2bfloat162_rn(sum.x, sum.y), p1 = __floats2bfloat162_rn(sum.z, sum.w);
+      uint2 pk;
+      pk.x = *reinterpret_cast<const uint32_t*>(&p0);
+      pk.y = *reinterpret_cast<const uint32_t*>(&p1);
+      *reinterpret_cast<uint2*>(o) = pk;
+    } else {
+      const float vv[4] = {sum.x, sum.y, sum.z, sum.w};
 #pragma unroll
-    for (int q = 0; q < 4; ++q)
-      if (tk + q < m) out[(tk + q) * rows + row] = __float2bfloat16_rn(vv[q]);
-  };
-  for (int j = tid; j < n; j += 2 * C::kThreads) {
-    float4 s0, s1;
-    const int j1 = j + C::kThreads;
-    sum_item(j, s0);
-    if (j1 < n) sum_item(j1, s1);
-    store_item(j, s0);
-    if (j1 < n) store_item(j1, s1);
+      for (int q = 0; q < 4; ++q)
+        if (row + q < rows) o[q] = __float2bfloat16_rn(vv[q]);
+    }
   }
   if (trace) {
     __syncthreads();
     if (tid == 0) stamp(trace, 6);
   }
+  cluster.sync();  // nobody leaves while a peer still reads its shared memory
 }
 
 struct Shape {
@@ -332,39 +298,33 @@ void run_shape(bench::Timer& tm, float fixed, cublasHandle_t h, const Shape& sh,
   std::vector<uint16_t> ref(static_cast<size_t>(m * sh.n)), got(ref.size());
   CK(cudaMemcpy(ref.data(), d_ref, ref.size() * 2, cudaMemcpyDeviceToHost));
   const CUtensorMap xmap = k::bf16_tensor_map(d_x, sh.k, m, 64, C::kTok, "wide12_bench: x");
-  CK(cudaFuncSetAttribute(wide12_kernel<C, true, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmem));
-  CK(cudaFuncSetAttribute(wide12_kernel<C, true, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmem));
-  CK(cudaFuncSetAttribute(wide12_kernel<C, true, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmem));
-  CK(cudaFuncSetAttribute(wide12_kernel<C, true, 3>, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmem));
-  CK(cudaFuncSetAttribute(wide12_kernel<C, true, 4>, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmem));
-  const int64_t resident =
-      k::resident_ctas(reinterpret_cast<const void*>(wide12_kernel<C, true, 0>), C::kThreads, C::kSmem);
+  using KernelFn = void (*)(const CUtensorMap, const k::PackedView, int64_t, __nv_bfloat16*, int64_t, int,
+                            unsigned long long*);
+  const KernelFn kernels[5] = {wide12_kernel<C, 0>, wide12_kernel<C, 1>, wide12_kernel<C, 2>, wide12_kernel<C, 3>,
+                               wide12_kernel<C, 4>};
+  for (KernelFn fn : kernels) CK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmem));
   const int64_t row_blocks = (sh.n + C::kRows - 1) / C::kRows;
   unsigned long long* d_trace = nullptr;
-  CK(cudaMalloc(&d_trace, static_cast<size_t>(tm.sms) * 8 * 8));
+  CK(cudaMalloc(&d_trace, static_cast<size_t>(row_blocks * 8) * 8 * 8));
   for (int split : splits) {
     const int64_t groups_per_cta = (pk.k_groups + split - 1) / split;
-    if (row_blocks * split > resident || groups_per_cta / 4 + 2 > kMaxBlocks) {
-      std::printf("%-9s m %3lld split %2d: %lld CTAs, %lld resident: skipped\n", sh.name, static_cast<long long>(m),
-                  split, static_cast<long long>(row_blocks * split), static_cast<long long>(resident));
+    if (groups_per_cta / 4 + 2 > kMaxBlocks) {
+      std::printf("%-9s m %3lld split %2d: K range too long for the bounds table: skipped\n", sh.name,
+                  static_cast<long long>(m), split);
       continue;
     }
-    float* d_ws = nullptr;
-    unsigned long long* d_cnt = nullptr;
-    CK(cudaMalloc(&d_ws, static_cast<size_t>(row_blocks * split) * C::kRows * C::kTok * 4));
-    CK(cudaMalloc(&d_cnt, static_cast<size_t>(row_blocks) * 8));
-    CK(cudaMemset(d_cnt, 0, static_cast<size_t>(row_blocks) * 8));
-    // Token-major partials (the row-major ones of step 81 were slower on every row), then the diagnostic modes.
-    using KernelFn = void (*)(const CUtensorMap, const k::PackedView, int64_t, __nv_bfloat16*, int64_t, int, float*,
-                              unsigned long long*, unsigned long long*);
-    const KernelFn kernels[5] = {wide12_kernel<C, true, 0>, wide12_kernel<C, true, 1>, wide12_kernel<C, true, 2>,
-                                 wide12_kernel<C, true, 3>, wide12_kernel<C, true, 4>};
+    int clusters = 0;
+    {
+      const k::LaunchCfg lcfg(dim3(static_cast<unsigned>(row_blocks * split)), C::kThreads, C::kSmem, tm.s, false, split);
+      CK(cudaOccupancyMaxActiveClusters(&clusters, kernels[0], &lcfg.lc));
+    }
     const char* mode_names[5] = {"kernel", "compute only", "data only", "weights only", "x only"};
     for (int mode = 0; mode < 5; ++mode) {
       auto launch = [&](unsigned long long* trace) {
-        const k::LaunchCfg lcfg(row_blocks * split, C::kThreads, C::kSmem, tm.s, true);
-        cudaLaunchKernelEx(&lcfg.lc, kernels[mode], xmap, w, m, reinterpret_cast<__nv_bfloat16*>(d_out), sh.n, split,
-                           d_ws, d_cnt, trace);
+        const k::LaunchCfg lcfg(dim3(static_cast<unsigned>(row_blocks * split)), C::kThreads, C::kSmem, tm.s, false,
+                                split);
+        CK(cudaLaunchKernelEx(&lcfg.lc, kernels[mode], xmap, w, m, reinterpret_cast<__nv_bfloat16*>(d_out), sh.n,
+                              split, trace));
       };
       auto ours = [&] { launch(nullptr); };
       CK(cudaMemset(d_out, 0xFF, got.size() * 2));
@@ -387,17 +347,16 @@ void run_shape(bench::Timer& tm, float fixed, cublasHandle_t h, const Shape& sh,
         ours();
         CK(cudaStreamSynchronize(tm.s));
         CK(cudaMemcpy(again.data(), d_out, again.size() * 2, cudaMemcpyDeviceToHost));
-        std::printf("%-9s m %3lld split %2d (%3lld CTAs, %d x %d tokens): %7.2f us, cuBLAS %7.2f us, %.3fx; rel diff "
-                    "vs cuBLAS %.2e, non-finite %zu, replay %s\n",
+        std::printf("%-9s m %3lld split %2d (%3lld CTAs, %d x %d tokens, %d clusters of %d resident): %7.2f us, cuBLAS "
+                    "%7.2f us, %.3fx; rel diff vs cuBLAS %.2e, non-finite %zu, replay %s\n",
                     sh.name, static_cast<long long>(m), split, static_cast<long long>(row_blocks * split), C::kRows,
-                    C::kTok, t, t_cublas, t_cublas / t, rel, nonfinite, again == got ? "bitwise equal" : "DIFFERS");
+                    C::kTok, clusters, split, t, t_cublas, t_cublas / t, rel, nonfinite,
+                    again == got ? "bitwise equal" : "DIFFERS");
       } else {
         std::printf("  %-12s %7.2f us\n", mode_names[mode], t);
       }
       tm.timeline(label, static_cast<int>(row_blocks * split), d_trace, [&](unsigned long long* tr) { launch(tr); });
     }
-    CK(cudaFree(d_ws));
-    CK(cudaFree(d_cnt));
   }
   CK(cudaFree(d_trace));
   for (void* p : {static_cast<void*>(d_data), static_cast<void*>(d_off), static_cast<void*>(d_exc),
@@ -424,7 +383,7 @@ int main(int argc, char** argv) {
   for (const Shape& sh : shapes) {
     const int64_t rb128 = (sh.n + C128::kRows - 1) / C128::kRows, rb256 = (sh.n + C256::kRows - 1) / C256::kRows;
     std::vector<int> s128, s256;
-    for (int s : {1, 2, 4, 8, 16})  // (splits up to 16: the reduction keeps 16 loads in flight)
+    for (int s : {1, 2, 4, 8})  // (a cluster of at most 8)
       if (rb128 * s <= tm.sms) s128.push_back(s);
     for (int s : {1, 2, 4, 8})
       if (rb256 * s <= tm.sms) s256.push_back(s);
