@@ -113,7 +113,7 @@ struct Timer {
       for (int i = 1; i < 7; ++i) {
         std::vector<double> v;
         for (int c = 0; c < ctas; ++c)
-          if (h[c * 8 + i] > 2) v.push_back((h[c * 8 + i] - t0) * 1e-3);
+          if (h[c * 8 + i] > 2 && h[c * 8 + i] >= t0) v.push_back((h[c * 8 + i] - t0) * 1e-3);
         if (v.empty()) continue;
         std::sort(v.begin(), v.end());
         acc[i].push_back({v.front(), v[v.size() / 2], v.back()});

@@ -79,7 +79,8 @@ __device__ __forceinline__ void stamp(unsigned long long* trace, int i) {
 
 // kMode (perf-notes step 82, where the loop's time goes): 0 the kernel; 1 compute only (the first kStages stages
 // land, then the loop reuses them without waits or refills); 2 data only (waits, releases and refills, no decode or
-// wgmma); 3 data only, weights alone; 4 data only, x alone. Modes 1-4 write garbage: timed, not checked.
+// wgmma); 3 data only, weights alone; 4 data only, x alone; 5 weights alone, one bulk copy per stage (the groups as
+// if stored contiguously per row block); 6 data only, so. Modes 1-6 write garbage: timed, not checked.
 // Split K (step 83): the `split` CTAs of a row block form a cluster; each parks its FP32 tile in its own shared
 // memory (token-major, rows padded by 4 floats: no bank conflicts), and after a cluster barrier each sums 1/split
 // of the tile's tokens over the cluster's ranks in rank order (distributed shared memory; bitwise deterministic)
@@ -107,7 +108,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   // Warp 0 issues stage `slot` <- group g_begin + it: lane 0 the x box (after announcing the stage's bytes), lanes
   // 0 .. kWarps - 1 one weight group each (row tiles past the matrix read the last one: their rows are never stored).
   const int64_t my_rt = min(rt0 + lane, w.row_tiles - 1);
-  constexpr uint32_t kXB = kMode == 3 ? 0u : C::kXBytes;
+  constexpr uint32_t kXB = kMode == 3 || kMode == 5 ? 0u : C::kXBytes;
   constexpr int kWn = kMode == 4 ? 0 : C::kWarps;
   auto issue = [&](int slot, int it) {
     const uint32_t bar = f::smem_u32(&full[slot]), st = smem0 + slot * C::kStageBytes;
@@ -116,9 +117,17 @@ __global__ void __launch_bounds__(C::kThreads, 1)
       if (kXB) f::tma_2d(st, &xmap, static_cast<int>((g_begin + it) * 64), 0, bar);
     }
     __syncwarp();
-    if (lane < kWn)
+    if constexpr (kMode >= 5) {  // one copy of the stage's kWarps groups, as if stored contiguously (timing only)
+      if (lane == 0) {
+        const int64_t total = w.row_tiles * w.k_groups * fmt12::kBytes12;
+        const int64_t off = min((row_block * w.k_groups + g_begin + it) * C::kWarps * fmt12::kBytes12,
+                                total - C::kWarps * fmt12::kBytes12);
+        f::bulk_g2s(st + C::kXBytes, w.data + off, C::kWarps * fmt12::kBytes12, bar);
+      }
+    } else if (lane < kWn) {
       f::bulk_g2s(st + C::kXBytes + lane * fmt12::kBytes12,
                   w.data + (my_rt * w.k_groups + g_begin + it) * fmt12::kBytes12, fmt12::kBytes12, bar);
+    }
   };
   // Warp 0 initialises the barriers and issues the first stages before anything else (the exception bounds and
   // entries load meanwhile).
@@ -157,7 +166,10 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   for (int it = 0; it < n_iter; ++it) {
     const int slot = it % C::kStages;
     if (kMode != 1 || it < C::kStages) f::mbar_wait(f::smem_u32(&full[slot]), static_cast<uint32_t>((it / C::kStages) & 1));
-    if (trace && it == 0 && tid == 0) stamp(trace, 1);
+    if (trace && it == 0 && tid == 0) {
+      stamp(trace, 1);
+      trace[static_cast<size_t>(blockIdx.x) * 8 + 5] = clock64();  // (SM clock: cycles over the loop)
+    }
     if constexpr (kMode <= 1) {
       const uint8_t* stage = smem + slot * C::kStageBytes;
       uint32_t a[4][4];
@@ -197,7 +209,10 @@ __global__ void __launch_bounds__(C::kThreads, 1)
       }
     }
   }
-  if (trace && tid == 0) stamp(trace, 3);
+  if (trace && tid == 0) {
+    stamp(trace, 3);
+    trace[static_cast<size_t>(blockIdx.x) * 8 + 7] = clock64();
+  }
   // The tile, token-major, padded, over the ring (every stage has been consumed and every wgmma waited for).
   constexpr int kRS = C::kRows + 4;
   float* const red = reinterpret_cast<float*>(smem);
@@ -300,8 +315,8 @@ void run_shape(bench::Timer& tm, float fixed, cublasHandle_t h, const Shape& sh,
   const CUtensorMap xmap = k::bf16_tensor_map(d_x, sh.k, m, 64, C::kTok, "wide12_bench: x");
   using KernelFn = void (*)(const CUtensorMap, const k::PackedView, int64_t, __nv_bfloat16*, int64_t, int,
                             unsigned long long*);
-  const KernelFn kernels[5] = {wide12_kernel<C, 0>, wide12_kernel<C, 1>, wide12_kernel<C, 2>, wide12_kernel<C, 3>,
-                               wide12_kernel<C, 4>};
+  const KernelFn kernels[7] = {wide12_kernel<C, 0>, wide12_kernel<C, 1>, wide12_kernel<C, 2>, wide12_kernel<C, 3>,
+                               wide12_kernel<C, 4>, wide12_kernel<C, 5>, wide12_kernel<C, 6>};
   for (KernelFn fn : kernels) CK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmem));
   const int64_t row_blocks = (sh.n + C::kRows - 1) / C::kRows;
   unsigned long long* d_trace = nullptr;
@@ -318,8 +333,9 @@ void run_shape(bench::Timer& tm, float fixed, cublasHandle_t h, const Shape& sh,
       const k::LaunchCfg lcfg(dim3(static_cast<unsigned>(row_blocks * split)), C::kThreads, C::kSmem, tm.s, false, split);
       CK(cudaOccupancyMaxActiveClusters(&clusters, kernels[0], &lcfg.lc));
     }
-    const char* mode_names[5] = {"kernel", "compute only", "data only", "weights only", "x only"};
-    for (int mode = 0; mode < 5; ++mode) {
+    const char* mode_names[7] = {"kernel",       "compute only", "data only",      "weights only",
+                                 "x only",       "weights 1cp",  "data only 1cp"};
+    for (int mode = 0; mode < 7; ++mode) {
       auto launch = [&](unsigned long long* trace) {
         const k::LaunchCfg lcfg(dim3(static_cast<unsigned>(row_blocks * split)), C::kThreads, C::kSmem, tm.s, false,
                                 split);
@@ -356,6 +372,25 @@ void run_shape(bench::Timer& tm, float fixed, cublasHandle_t h, const Shape& sh,
         std::printf("  %-12s %7.2f us\n", mode_names[mode], t);
       }
       tm.timeline(label, static_cast<int>(row_blocks * split), d_trace, [&](unsigned long long* tr) { launch(tr); });
+      // The SM clock over the loop (stamps 1 .. 3, the last timeline run): median over CTAs.
+      std::vector<unsigned long long> tr(static_cast<size_t>(row_blocks * split) * 8);
+      CK(cudaMemcpy(tr.data(), d_trace, tr.size() * 8, cudaMemcpyDeviceToHost));
+      std::vector<double> mhz;
+      for (size_t c = 0; c < tr.size() / 8; ++c)
+        if (tr[c * 8 + 3] > tr[c * 8 + 1])
+          mhz.push_back(1e3 * static_cast<double>(tr[c * 8 + 7] - tr[c * 8 + 5]) / static_cast<double>(tr[c * 8 + 3] - tr[c * 8 + 1]));
+      std::sort(mhz.begin(), mhz.end());
+      if (!mhz.empty())
+        std::printf("  clock over the loop %.0f / %.0f / %.0f MHz, %.0f cycles per group (median CTA)\n", mhz.front(),
+                    mhz[mhz.size() / 2], mhz.back(),
+                    [&] {
+                      std::vector<double> cyc;
+                      for (size_t c = 0; c < tr.size() / 8; ++c)
+                        if (tr[c * 8 + 7] > tr[c * 8 + 5]) cyc.push_back(static_cast<double>(tr[c * 8 + 7] - tr[c * 8 + 5]));
+                      std::sort(cyc.begin(), cyc.end());
+                      const int64_t groups = pk.k_groups / split;
+                      return cyc.empty() ? 0.0 : cyc[cyc.size() / 2] / static_cast<double>(groups);
+                    }());
     }
   }
   CK(cudaFree(d_trace));
