@@ -269,8 +269,6 @@ int main(int argc, char** argv) {
       const solgemm::format::PackedHiLo hl = solgemm::format::encode_hilo(hw.data(), sh.n, sh.k, false);
       hv.hi = static_cast<const uint8_t*>(upload(hl.hi.data(), hl.hi.size()));
       hv.lo = static_cast<const uint8_t*>(upload(hl.lo.data(), hl.lo.size()));
-      const std::vector<uint8_t> blk = solgemm::format::block_hilo(hl, solgemm::kernels::kWideHiLoTiles);
-      hv.blk = static_cast<const uint8_t*>(upload(blk.data(), blk.size()));
       hv.n = sh.n;
       hv.k = sh.k;
       hv.row_tiles = hl.row_tiles;

@@ -55,7 +55,6 @@ struct Weights::Impl {
   DevBuf raw;                            // the original weights, for the reference kernel
   DevBuf packed, exc_off, exc;           // packed12 / packed16
   DevBuf hi, lo, lo2;                    // router hi + lo (+ lo2 in exact mode), fragment order
-  DevBuf hilo_blk;                       // the same groups blocked per 4 row tiles (wide family: one copy per stage)
   DevBuf hi_rm, lo_rm, lo2_rm;           // the same terms row-major (vendor family)
   format::Packed meta;                   // host copy of the packing metadata (data cleared after upload)
   double bits = 16;
@@ -108,7 +107,6 @@ struct Weights::Impl {
     v.hi = static_cast<const uint8_t*>(hi.p);
     v.lo = static_cast<const uint8_t*>(lo.p);
     v.lo2 = static_cast<const uint8_t*>(lo2.p);
-    v.blk = static_cast<const uint8_t*>(hilo_blk.p);
     v.n = n;
     v.k = k;
     v.row_tiles = meta.row_tiles;
@@ -204,11 +202,6 @@ Weights Weights::prepare(const void* d_W, DType wt, int64_t n, int64_t k, cudaSt
     impl->hi.upload(hl.hi.data(), hl.hi.size(), stream, "prepare: uploading hi");
     impl->lo.upload(hl.lo.data(), hl.lo.size(), stream, "prepare: uploading lo");
     if (hl.exact) impl->lo2.upload(hl.lo2.data(), hl.lo2.size(), stream, "prepare: uploading lo2");
-    {  // the wide family's blocked copy (its CTAs stream 4 row tiles: one bulk copy per stage, perf-notes step 83)
-      const std::vector<uint8_t> blk = format::block_hilo(hl, kernels::kWideHiLoTiles);
-      impl->hilo_blk.upload(blk.data(), blk.size(), stream, "prepare: uploading the blocked terms");
-      check_cuda(cudaStreamSynchronize(stream), "prepare: synchronising");
-    }
     impl->storage = Storage::hilo;
     impl->bits = hl.bits_per_weight();
     impl->desc = fmt::format("f32 {}x{} as BF16 {} ({} bits/weight)", n, k, hl.exact ? "hi+lo+lo2 (exact)" : "hi+lo",

@@ -427,27 +427,6 @@ PackedHiLo encode_hilo(const float* w, int64_t n, int64_t k, bool exact) {
   return p;
 }
 
-std::vector<uint8_t> block_hilo(const PackedHiLo& p, int tiles_per_block) {
-  check_shape("block_hilo", p.n, p.k);
-  if (tiles_per_block < 1) throw Error(fmt::format("solgemm::format::block_hilo: tiles_per_block {} < 1", tiles_per_block));
-  const size_t bytes = static_cast<size_t>(p.row_tiles * p.k_groups) * kBytes16;
-  if (p.hi.size() != bytes || p.lo.size() != bytes || (p.exact && p.lo2.size() != bytes))
-    throw Error(fmt::format("solgemm::format::block_hilo: {} x {}: term sizes do not match the layout", p.n, p.k));
-  const std::vector<uint8_t>* terms[3] = {&p.hi, &p.lo, &p.lo2};
-  const int n_terms = p.exact ? 3 : 2;
-  const int64_t blocks = ceil_div(p.row_tiles, tiles_per_block);
-  std::vector<uint8_t> out(static_cast<size_t>(blocks * p.k_groups * n_terms * tiles_per_block) * kBytes16);
-  uint8_t* dst = out.data();
-  for (int64_t b = 0; b < blocks; ++b)
-    for (int64_t g = 0; g < p.k_groups; ++g)
-      for (int t = 0; t < n_terms; ++t)
-        for (int r = 0; r < tiles_per_block; ++r, dst += kBytes16) {
-          const int64_t rt = std::min<int64_t>(b * tiles_per_block + r, p.row_tiles - 1);
-          std::memcpy(dst, terms[t]->data() + static_cast<size_t>(rt * p.k_groups + g) * kBytes16, kBytes16);
-        }
-  return out;
-}
-
 std::vector<float> decode_hilo(const PackedHiLo& p) {
   check_shape("decode_hilo", p.n, p.k);
   const size_t bytes = static_cast<size_t>(ceil_div(p.n, kGroupRows) * ceil_div(p.k, kGroupK)) * kBytes16;

@@ -645,41 +645,4 @@ TEST(Router, JudgeShapeAndOddShapesLayout) {
   }
 }
 
-// block_hilo (the wide family's copy): every group of every term lands at its blocked offset, row tiles past the
-// matrix repeat the last one, and bad input is one error.
-TEST(Router, BlockedTermsLayout) {
-  const uint64_t seed = seed_for(13);
-  SEED_TRACE(seed);
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> nd(0.f, 0.02f);
-  for (auto [n, k] : {std::pair<int64_t, int64_t>{256, 512}, {17, 70}, {100, 300}})
-    for (bool exact : {false, true})
-      for (int tpb : {1, 4}) {
-        SCOPED_TRACE(::testing::Message() << n << " x " << k << (exact ? " exact" : "") << ", " << tpb
-                                          << " row tiles per block");
-        std::vector<float> w(static_cast<size_t>(n * k));
-        for (auto& x : w) x = nd(rng);
-        const fm::PackedHiLo p = fm::encode_hilo(w.data(), n, k, exact);
-        const std::vector<uint8_t> b = fm::block_hilo(p, tpb);
-        const int terms = exact ? 3 : 2;
-        const int64_t blocks = (p.row_tiles + tpb - 1) / tpb;
-        ASSERT_EQ(b.size(), static_cast<size_t>(blocks * p.k_groups * terms * tpb) * fm::kBytes16);
-        const std::vector<uint8_t>* src[3] = {&p.hi, &p.lo, &p.lo2};
-        for (int64_t bl = 0; bl < blocks; ++bl)
-          for (int64_t g = 0; g < p.k_groups; ++g)
-            for (int t = 0; t < terms; ++t)
-              for (int r = 0; r < tpb; ++r) {
-                const int64_t rt = std::min<int64_t>(bl * tpb + r, p.row_tiles - 1);
-                const size_t at = static_cast<size_t>(((bl * p.k_groups + g) * terms + t) * tpb + r) * fm::kBytes16;
-                const size_t from = static_cast<size_t>(rt * p.k_groups + g) * fm::kBytes16;
-                ASSERT_TRUE(std::equal(b.begin() + at, b.begin() + at + fm::kBytes16, src[t]->begin() + from))
-                    << "block " << bl << " group " << g << " term " << t << " tile " << r;
-              }
-      }
-  fm::PackedHiLo bad = fm::encode_hilo(std::vector<float>(16 * 64, 1.f).data(), 16, 64, false);
-  EXPECT_THROW(fm::block_hilo(bad, 0), solgemm::Error);
-  bad.lo.pop_back();
-  EXPECT_THROW(fm::block_hilo(bad, 4), solgemm::Error);
-}
-
 }  // namespace

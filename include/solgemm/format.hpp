@@ -113,11 +113,6 @@ struct PackedHiLo {
   double bits_per_weight() const;
 };
 PackedHiLo encode_hilo(const float* w, int64_t n, int64_t k, bool exact);
-// The same groups blocked for the wide family's one copy per stage (perf-notes step 83): blocks of
-// `tiles_per_block` row tiles, each block's groups in k order, each k group its terms (hi, lo, lo2 when exact) and
-// within a term its row tiles: byte offset ((((b * k_groups + g) * terms + t) * tiles_per_block + r) * kBytes16) holds
-// group g of row tile b * tiles_per_block + r of term t. Row tiles past the matrix repeat the last one.
-std::vector<uint8_t> block_hilo(const PackedHiLo& p, int tiles_per_block);
 // The same terms as plain row-major BF16 matrices (for library GEMMs): hi[i], lo[i], and lo2[i] when exact
 // (lo2 may be nullptr otherwise), for i < count.
 void split_rowmajor(const float* w, int64_t count, bool exact, uint16_t* hi, uint16_t* lo, uint16_t* lo2);

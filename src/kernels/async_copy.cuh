@@ -45,4 +45,18 @@ __device__ __forceinline__ void tma_2d(uint32_t dst, const void* map, int c0, in
       : "memory");
 }
 
+// One stage of a TMA-fed wgmma ring, issued by one warp: lane 0 announces the stage's `bytes` on `bar` and copies x's
+// box at k = k0 (token 0) to `st`; lanes 0 .. n - 1 copy one weight group each, `group_bytes` from src(lane) to
+// st + x_bytes + lane * group_bytes (the wide family's hi + lo source; bench/wide12_bench.cu).
+template <class Src>
+__device__ __forceinline__ void issue_stage(uint32_t bar, uint32_t st, const void* xmap, int k0, uint32_t bytes,
+                                            uint32_t x_bytes, int lane, int n, uint32_t group_bytes, Src src) {
+  if (lane == 0) {
+    mbar_arrive_expect_tx(bar, bytes);
+    tma_2d(st, xmap, k0, 0, bar);
+  }
+  __syncwarp();
+  if (lane < n) bulk_g2s(st + x_bytes + lane * group_bytes, src(lane), group_bytes, bar);
+}
+
 }  // namespace solgemm::kernels::family

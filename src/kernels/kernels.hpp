@@ -145,14 +145,10 @@ void launch_wide(const Config& cfg, const PackedView& w, const __nv_bfloat16* x,
                  int64_t rows, cudaStream_t stream);
 
 // Device view of the router's hi + lo matrices (16-bit group layout each, see format.hpp / docs/format.md).
-// Row tiles per CTA of the wide family's hi + lo source (one warpgroup: 4 warps of 16 rows), and so per block of
-// HiLoView::blk.
-inline constexpr int kWideHiLoTiles = 4;
 struct HiLoView {
   const uint8_t* hi = nullptr;       // packed16 groups of bf16(W)
   const uint8_t* lo = nullptr;       // packed16 groups of bf16((W - hi) * 2^8)
   const uint8_t* lo2 = nullptr;      // exact mode only: third term, nullptr otherwise
-  const uint8_t* blk = nullptr;      // the terms blocked 4 row tiles at a time (format::block_hilo): the wide family
   int64_t n = 0, k = 0, row_tiles = 0, k_groups = 0;
   SplitWs split;                     // split-K workspace (needed when the plan's split_k > 1)
   int diag = 0;                      // bench only (skinny_family.cuh Args::diag); 0 everywhere else

@@ -438,27 +438,26 @@ __global__ void __launch_bounds__(C::kThreads, 1)
 
   unsigned long long* const trace = w.trace;
   if (trace && tid == 0) hilo_stamp(trace, 0);
-  // Warp 0 issues stage `slot` <- group g_begin + it: lane 0 announces the stage's bytes, copies x's box and the
-  // group's terms for the CTA's 4 row tiles, stored contiguously in w.blk (one bulk copy: 8 copies of 2 KB,
-  // 256 KB apart, streamed at half the rate, perf-notes step 83); the ring's layout (term t, warp) is blk's.
-  static_assert(C::kWarps == kWideHiLoTiles, "one row tile per warp, kWideHiLoTiles per block of w.blk");
-  const uint8_t* const blk_base = w.blk + row_block * w.k_groups * C::kWBytes;
-  auto issue = [&](int slot, int it) {
-    const uint32_t bar = family::smem_u32(&full[slot]), st = smem0 + slot * C::kStageBytes;
-    family::mbar_arrive_expect_tx(bar, C::kStageBytes);
-    family::tma_2d(st, &xmap, static_cast<int>((g_begin + it) * 64), 0, bar);
-    family::bulk_g2s(st + C::kXBytes, blk_base + (g_begin + it) * C::kWBytes, C::kWBytes, bar);
-  };
-  // Lane 0 of warp 0 initialises the barriers and issues the first stages at once (the descriptor prefetched first);
-  // the CTA barrier after it publishes the initialised barriers to the other warps.
   if (tid == 0) {
-    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&xmap)) : "memory");
 #pragma unroll
     for (int s = 0; s < C::kStages; ++s) family::mbar_init(family::smem_u32(&full[s]), 1);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    for (int s = 0; s < C::kStages && s < n_iter; ++s) issue(s, s);
   }
   __syncthreads();
+
+  // Warp 0 issues stage `slot` <- group g_begin + it: lane 0 the x box (after announcing the stage's bytes), lanes
+  // 0 .. kTerms * 4 - 1 one weight group each (row tiles past the matrix read the last row tile: their rows are
+  // never stored).
+  const uint8_t* term_base = lane / C::kWarps == 0 ? w.hi : lane / C::kWarps == 1 ? w.lo : w.lo2;
+  const int64_t my_rt = min(row_tile0 + lane % C::kWarps, w.row_tiles - 1);
+  auto issue = [&](int slot, int it) {
+    family::issue_stage(family::smem_u32(&full[slot]), smem0 + slot * C::kStageBytes, &xmap,
+                        static_cast<int>((g_begin + it) * 64), C::kStageBytes, C::kXBytes, lane,
+                        C::kTerms * C::kWarps, format::kBytes16,
+                        [&](int) { return term_base + (my_rt * w.k_groups + g_begin + it) * format::kBytes16; });
+  };
+  if (warp == 0)
+    for (int s = 0; s < C::kStages && s < n_iter; ++s) issue(s, s);
 
   float acc[C::kAcc];
 #pragma unroll
@@ -492,7 +491,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
     wgmma_wait0();
     if (it + C::kStages < n_iter) {  // refill its slot (uniform branch) once every warp is done with it
       __syncthreads();
-      if (tid == 0) issue(slot, it + C::kStages);
+      if (warp == 0) issue(slot, it + C::kStages);
     }
   };
   for (int it = 0; it < n_iter; it += 2) {  // (two groups per pass: the code ptxas scheduled for the judged build)
@@ -546,8 +545,6 @@ void launch_hilo(const Config& cfg, const HiLoView& w, const __nv_bfloat16* x, i
   const int split = hilo_split<C128, C256>(cfg.split_k, row_blocks);
   if (row_blocks * split > resident<C>())
     throw Error(fmt::format("solgemm: wide hi + lo kernel: {} row blocks of 64 rows do not fit the GPU at once", row_blocks));
-  if (w.blk == nullptr)
-    throw Error("solgemm: wide hi + lo kernel: the blocked terms (HiLoView::blk, format::block_hilo) are missing");
   Config used = cfg;
   used.split_k = split;
   const WideWsNeed need = wide_hilo_ws_need(used, m, rows);
