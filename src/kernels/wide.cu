@@ -308,7 +308,6 @@ struct WideHiLoCfg {
   static constexpr int kAcc = kTok / 2;
   static_assert(kStageBytes % 1024 == 0, "x tiles must stay 1024-byte aligned (128B swizzle)");
   static_assert(kSmem <= 227 * 1024, "shared memory");
-  static_assert(64 * (kTok + 8) * 4 <= kRingBytes, "the partial's staging fits the ring");
 };
 
 // a *= scale2 for BF16 pairs (a power of two: exact for normal results).
@@ -349,25 +348,14 @@ __device__ __forceinline__ void hilo_reduce(const float (&acc)[C::kAcc], uint8_t
   constexpr int kTile = 64 * C::kTok;  // floats of a partial
   float* const ws = w.split.ws + row_block * split * kTile;
   // Accumulator fragment: n8 block i, reg 4i + q -> row 16 warp + g + 8 (q >> 1), token 8i + 2t + (q & 1): two
-  // adjacent tokens of a row per float2 (the partial is row-major, kTok tokens per row). Staged through shared
-  // memory (the dead ring; rows padded by 8 floats: two wavefronts per warp store) so that the global stores are
-  // whole 512-byte runs per warp: stored straight from the fragments, each warp store touched 8 rows' 32-byte
-  // pieces (8 wavefronts), ~2 us for the 8 MB of partials at m = 256 (perf-notes step 83).
-  constexpr int kPitch = C::kTok + 8;
-  float* const stage = reinterpret_cast<float*>(smem);
+  // adjacent tokens of a row per float2 (the partial is row-major, kTok tokens per row).
+  float* const mine = ws + sidx * kTile;
 #pragma unroll
   for (int i = 0; i < C::kTok / 8; ++i)
 #pragma unroll
     for (int h = 0; h < 2; ++h)
-      *reinterpret_cast<float2*>(stage + (warp * 16 + g + 8 * h) * kPitch + 8 * i + 2 * t4) =
-          make_float2(acc[4 * i + 2 * h], acc[4 * i + 2 * h + 1]);
-  __syncthreads();
-  float* const mine = ws + sidx * kTile;
-#pragma unroll 4
-  for (int f = tid; f < kTile / 4; f += C::kThreads) {
-    const int r = f / (C::kTok / 4), c = 4 * (f % (C::kTok / 4));
-    __stcg(reinterpret_cast<float4*>(mine) + f, *reinterpret_cast<const float4*>(stage + r * kPitch + c));
-  }
+      __stcg(reinterpret_cast<float2*>(mine + (warp * 16 + g + 8 * h) * C::kTok + 8 * i + 2 * t4),
+             make_float2(acc[4 * i + 2 * h], acc[4 * i + 2 * h + 1]));
   __syncthreads();
   if (tid == 0) {  // (the CTA barrier above orders every thread's stores before this release)
     if (w.trace) hilo_stamp(w.trace, 1);
@@ -451,11 +439,11 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   unsigned long long* const trace = w.trace;
   if (trace && tid == 0) hilo_stamp(trace, 0);
   if (tid == 0) {
-    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&xmap)) : "memory");
 #pragma unroll
     for (int s = 0; s < C::kStages; ++s) family::mbar_init(family::smem_u32(&full[s]), 1);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
+  __syncthreads();
 
   // Warp 0 issues stage `slot` <- group g_begin + it: lane 0 the x box (after announcing the stage's bytes), lanes
   // 0 .. kTerms * 4 - 1 one weight group each (row tiles past the matrix read the last row tile: their rows are
@@ -468,12 +456,8 @@ __global__ void __launch_bounds__(C::kThreads, 1)
                         C::kTerms * C::kWarps, format::kBytes16,
                         [&](int) { return term_base + (my_rt * w.k_groups + g_begin + it) * format::kBytes16; });
   };
-  // Warp 0 issues the first stages before the CTA barrier (which publishes the initialised barriers to the others).
-  if (warp == 0) {
-    __syncwarp();
+  if (warp == 0)
     for (int s = 0; s < C::kStages && s < n_iter; ++s) issue(s, s);
-  }
-  __syncthreads();
 
   float acc[C::kAcc];
 #pragma unroll
