@@ -11,19 +11,11 @@
 
 namespace solgemm::kernels {
 
-// The counter as this CTA finds it before arriving (e.g. at entry: a register load in flight until its use), and
-// where this launch's barrier opens from it.
-__device__ __forceinline__ unsigned long long split_barrier_read(const unsigned long long* c) {
+// Where this launch's barrier on `c` opens (read before this CTA arrives, e.g. at entry).
+__device__ __forceinline__ unsigned long long split_barrier_target(const unsigned long long* c, unsigned split) {
   unsigned long long v0;
   asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];\n" : "=l"(v0) : "l"(c) : "memory");
-  return v0;
-}
-__device__ __forceinline__ unsigned long long split_barrier_open(unsigned long long v0, unsigned split) {
   return (v0 / split + 1) * split;
-}
-// Both at once.
-__device__ __forceinline__ unsigned long long split_barrier_target(const unsigned long long* c, unsigned split) {
-  return split_barrier_open(split_barrier_read(c), split);
 }
 
 // Release this CTA's arrival and wait (acquire) until `target` arrivals are counted (`target`: the value

@@ -336,20 +336,15 @@ __device__ __forceinline__ void hilo_stamp(unsigned long long* trace, int i) {
 // tile: each float4 (4 tokens of a row) is summed by two threads, partials [0, split/2) and [split/2, split) in
 // order, and the two halves added (one fixed association for every m: bitwise deterministic and batch invariant).
 // (The four tokens of a float4 sum are stored one by one: out is token-major.)
-// The row block's arrival counter (split_barrier.cuh). Thread 0 loads it at the kernel's entry into a register
-// (`cnt0`; step 83: loaded where the partial is stored, its round trip delayed warp 0's stores, and with them the
-// arrival, by up to a microsecond).
-__device__ __forceinline__ unsigned long long* hilo_counter(const HiLoView& w, int64_t row_block) {
-  return reinterpret_cast<unsigned long long*>(w.split.cnt) + row_block;
-}
-
 template <class C>
 __device__ __forceinline__ void hilo_reduce(const float (&acc)[C::kAcc], uint8_t* smem, const HiLoView& w,
                                             float* __restrict__ out, int64_t m, int64_t rows, int split, int sidx,
-                                            int64_t row_block, unsigned long long cnt0) {
+                                            int64_t row_block) {
+  __shared__ unsigned long long target;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t4 = lane & 3;
-  unsigned long long* const arrive = hilo_counter(w, row_block);
-  const unsigned long long target = split_barrier_open(cnt0, static_cast<unsigned>(split));  // (thread 0's)
+  // The row block's arrival counter (split_barrier.cuh), read before this CTA arrives.
+  unsigned long long* const arrive = reinterpret_cast<unsigned long long*>(w.split.cnt) + row_block;
+  if (tid == 0) target = split_barrier_target(arrive, static_cast<unsigned>(split));
   constexpr int kTile = 64 * C::kTok;  // floats of a partial
   float* const ws = w.split.ws + row_block * split * kTile;
   // Accumulator fragment: n8 block i, reg 4i + q -> row 16 warp + g + 8 (q >> 1), token 8i + 2t + (q & 1): two
@@ -448,8 +443,6 @@ __global__ void __launch_bounds__(C::kThreads, 1)
     for (int s = 0; s < C::kStages; ++s) family::mbar_init(family::smem_u32(&full[s]), 1);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
-  // (thread 0's counter load stays in flight through the main loop: used only by hilo_reduce)
-  const unsigned long long cnt0 = tid == 0 && split > 1 ? split_barrier_read(hilo_counter(w, row_block)) : 0;
   __syncthreads();
 
   // Warp 0 issues stage `slot` <- group g_begin + it: lane 0 the x box (after announcing the stage's bytes), lanes
@@ -521,7 +514,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
       }
     return;
   }
-  hilo_reduce<C>(acc, smem, w, out, m, rows, split, sidx, row_block, cnt0);
+  hilo_reduce<C>(acc, smem, w, out, m, rows, split, sidx, row_block);
 }
 
 template <class C>
