@@ -163,22 +163,43 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   float acc[C::kAcc];
 #pragma unroll
   for (int i = 0; i < C::kAcc; ++i) acc[i] = 0.f;
+  // Compute-only variants (step 83): 7 the group loaded by ld.shared (the generic loads compile to LD.E), 8 no
+  // exception check, 9 A constant (no load, decode or check: the wgmmas on the real x tiles), 10 = 7 + 8.
+  constexpr bool kCompute = kMode <= 1 || kMode >= 7, kNoRefill = kMode == 1 || kMode >= 7;
+  constexpr bool kLds = kMode == 7 || kMode == 10, kNoExc = kMode == 8 || kMode == 10, kConstA = kMode == 9;
   for (int it = 0; it < n_iter; ++it) {
     const int slot = it % C::kStages;
-    if (kMode != 1 || it < C::kStages) f::mbar_wait(f::smem_u32(&full[slot]), static_cast<uint32_t>((it / C::kStages) & 1));
+    if (!kNoRefill || it < C::kStages) f::mbar_wait(f::smem_u32(&full[slot]), static_cast<uint32_t>((it / C::kStages) & 1));
     if (trace && it == 0 && tid == 0) {
       stamp(trace, 1);
       trace[static_cast<size_t>(blockIdx.x) * 8 + 5] = clock64();  // (SM clock: cycles over the loop)
     }
-    if constexpr (kMode <= 1) {
+    if constexpr (kCompute) {
       const uint8_t* stage = smem + slot * C::kStageBytes;
       uint32_t a[4][4];
-      k::GroupRegs<true> regs;
-      regs.load_shared(stage + C::kXBytes + warp * fmt12::kBytes12, lane);
-      regs.decode(w, a);
+      if constexpr (kConstA) {
+#pragma unroll
+        for (int s = 0; s < 4; ++s)
+#pragma unroll
+          for (int j = 0; j < 4; ++j) a[s][j] = 0x3C003C00u + lane + s + j;
+      } else {
+        k::GroupRegs<true> regs;
+        if constexpr (kLds) {
+          const uint32_t ga = smem0 + slot * C::kStageBytes + C::kXBytes + warp * fmt12::kBytes12 + lane * 16;
+          asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                       : "=r"(regs.lo01.x), "=r"(regs.lo01.y), "=r"(regs.lo01.z), "=r"(regs.lo01.w) : "r"(ga));
+          asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                       : "=r"(regs.lo23.x), "=r"(regs.lo23.y), "=r"(regs.lo23.z), "=r"(regs.lo23.w) : "r"(ga + 512));
+          asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                       : "=r"(regs.hi.x), "=r"(regs.hi.y), "=r"(regs.hi.z), "=r"(regs.hi.w) : "r"(ga + 1024));
+        } else {
+          regs.load_shared(stage + C::kXBytes + warp * fmt12::kBytes12, lane);
+        }
+        regs.decode(w, a);
+      }
       const int64_t group = g_begin + it;
       const int blk = static_cast<int>(group / fmt12::kGroupsPerBlock - b0);
-      if (tile_ok) {
+      if (!kNoExc && !kConstA && tile_ok) {
         const uint32_t e0 = ebounds[warp][blk], e1 = ebounds[warp][blk + 1];
         const int q = static_cast<int>(group % fmt12::kGroupsPerBlock);
         for (uint32_t e = e0; e < e1; ++e) {
@@ -200,7 +221,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
       k::wgmma_wait0();
     }
     if (trace && it == 0 && tid == 0) stamp(trace, 2);
-    if constexpr (kMode != 1) {
+    if constexpr (!kNoRefill) {
       __syncwarp();
       if (lane == 0) f::mbar_arrive(f::smem_u32(&empty[slot]));
       if (warp == 0 && it + C::kStages < n_iter) {  // refill the slot once every warp has released it
@@ -315,8 +336,10 @@ void run_shape(bench::Timer& tm, float fixed, cublasHandle_t h, const Shape& sh,
   const CUtensorMap xmap = k::bf16_tensor_map(d_x, sh.k, m, 64, C::kTok, "wide12_bench: x");
   using KernelFn = void (*)(const CUtensorMap, const k::PackedView, int64_t, __nv_bfloat16*, int64_t, int,
                             unsigned long long*);
-  const KernelFn kernels[7] = {wide12_kernel<C, 0>, wide12_kernel<C, 1>, wide12_kernel<C, 2>, wide12_kernel<C, 3>,
-                               wide12_kernel<C, 4>, wide12_kernel<C, 5>, wide12_kernel<C, 6>};
+  constexpr int kModes = 11;
+  const KernelFn kernels[kModes] = {wide12_kernel<C, 0>, wide12_kernel<C, 1>, wide12_kernel<C, 2>, wide12_kernel<C, 3>,
+                                    wide12_kernel<C, 4>, wide12_kernel<C, 5>, wide12_kernel<C, 6>, wide12_kernel<C, 7>,
+                                    wide12_kernel<C, 8>, wide12_kernel<C, 9>, wide12_kernel<C, 10>};
   for (KernelFn fn : kernels) CK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmem));
   const int64_t row_blocks = (sh.n + C::kRows - 1) / C::kRows;
   unsigned long long* d_trace = nullptr;
@@ -333,9 +356,10 @@ void run_shape(bench::Timer& tm, float fixed, cublasHandle_t h, const Shape& sh,
       const k::LaunchCfg lcfg(dim3(static_cast<unsigned>(row_blocks * split)), C::kThreads, C::kSmem, tm.s, false, split);
       CK(cudaOccupancyMaxActiveClusters(&clusters, kernels[0], &lcfg.lc));
     }
-    const char* mode_names[7] = {"kernel",       "compute only", "data only",      "weights only",
-                                 "x only",       "weights 1cp",  "data only 1cp"};
-    for (int mode = 0; mode < 7; ++mode) {
+    const char* mode_names[kModes] = {"kernel",        "compute only",   "data only",     "weights only",
+                                      "x only",        "weights 1cp",    "data only 1cp", "compute lds",
+                                      "compute noexc", "compute constA", "compute lds noexc"};
+    for (int mode = 0; mode < kModes; ++mode) {
       auto launch = [&](unsigned long long* trace) {
         const k::LaunchCfg lcfg(dim3(static_cast<unsigned>(row_blocks * split)), C::kThreads, C::kSmem, tm.s, false,
                                 split);
