@@ -88,7 +88,8 @@ __device__ __forceinline__ void stamp(unsigned long long* trace, int i) {
 template <class C, int kMode = 0>
 __global__ void __launch_bounds__(C::kThreads, 1)
     wide12_kernel(const __grid_constant__ CUtensorMap xmap, const k::PackedView w, int64_t m,
-                  __nv_bfloat16* __restrict__ out, int64_t rows, int split, unsigned long long* __restrict__ trace) {
+                  __nv_bfloat16* __restrict__ out, int64_t rows, int split, unsigned long long* __restrict__ trace,
+                  const __nv_bfloat16* __restrict__ xg) {
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
   const uint32_t smem0 = f::smem_u32(smem);
@@ -117,7 +118,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
       if (kXB) f::tma_2d(st, &xmap, static_cast<int>((g_begin + it) * 64), 0, bar);
     }
     __syncwarp();
-    if constexpr (kMode >= 5) {  // one copy of the stage's kWarps groups, as if stored contiguously (timing only)
+    if constexpr (kMode >= 5 && kMode <= 11) {  // one copy of the stage's kWarps groups, as if stored contiguously (timing only)
       if (lane == 0) {
         const int64_t total = w.row_tiles * w.k_groups * fmt12::kBytes12;
         const int64_t off = min((row_block * w.k_groups + g_begin + it) * C::kWarps * fmt12::kBytes12,
@@ -180,9 +181,11 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   for (int i = 0; i < C::kAcc; ++i) acc[i] = 0.f;
   // Compute-only variants (step 83): 7 the group loaded by ld.shared (the generic loads compile to LD.E), 8 no
   // exception check, 9 A constant (no load, decode or check: the wgmmas on the real x tiles), 10 = 7 + 8; 11 the
-  // kernel with one weight copy per stage (mode 5's addresses: timing only).
-  constexpr bool kCompute = kMode <= 1 || kMode >= 7, kNoRefill = kMode == 1 || (kMode >= 7 && kMode <= 10);
-  constexpr bool kLds = kMode == 7 || kMode == 10, kNoExc = kMode == 8 || kMode == 10, kConstA = kMode == 9;
+  // kernel with one weight copy per stage (mode 5's addresses: timing only); 12 the kernel with the exceptions
+  // applied after the loop (below), 13 compute only so.
+  constexpr bool kCompute = kMode <= 1 || kMode >= 7, kNoRefill = kMode == 1 || (kMode >= 7 && kMode <= 10) || kMode == 13;
+  constexpr bool kExcAfter = kMode == 12 || kMode == 13;
+  constexpr bool kLds = kMode == 7 || kMode == 10, kNoExc = kMode == 8 || kMode == 10 || kExcAfter, kConstA = kMode == 9;
   for (int it = 0; it < n_iter; ++it) {
     const int slot = it % C::kStages;
     if (!kNoRefill || it < C::kStages) f::mbar_wait(f::smem_u32(&full[slot]), static_cast<uint32_t>((it / C::kStages) & 1));
@@ -255,6 +258,31 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   float* const red = reinterpret_cast<float*>(smem);
   __syncthreads();
   k::for_each_acc<C::kTok>(acc, lane, [&](int r, int tok, float v) { red[tok * kRS + warp * 16 + r] = v; });
+  // Exceptions after the loop (modes 12, 13; step 85): in the loop an exception slot decodes to its placeholder,
+  // 2^(base + 15 - 127); each entry of this warp's row tile and K range then adds (w - placeholder) x[tok][k] to its
+  // row of the tile (lane l: tokens l, l + 32, ...; x from global memory), entry by entry in order: deterministic,
+  // and the same for every m.
+  if constexpr (kExcAfter) {
+    if (tile_ok) {
+      __syncwarp();
+      const float vp = ldexpf(1.f, w.base + 15 - 127);
+      const int nb = static_cast<int>((g_end - 1) / fmt12::kGroupsPerBlock - b0) + 1;
+      const int ks = static_cast<int>(w.k), mi = static_cast<int>(m);
+      for (int blk = 0; blk < nb; ++blk)
+        for (uint32_t e = ebounds[warp][blk]; e < ebounds[warp][blk + 1]; ++e) {
+          const uint32_t ent = e - e_lo < kMaxExc ? eents[warp][e - e_lo] : __ldg(w.exc + e);
+          const int rr = static_cast<int>(ent >> 24), kb = static_cast<int>((ent >> 16) & 255);
+          const int64_t grp = (b0 + blk) * fmt12::kGroupsPerBlock + (kb >> 6);
+          if (grp < g_begin || grp >= g_end) continue;
+          const float delta = __uint_as_float((ent & 0xFFFFu) << 16) - vp;
+          const __nv_bfloat16* const xc = xg + ((b0 + blk) * 256 + kb);  // x[., k]: token t at xc[t K]
+          for (int tk = lane; tk < C::kTok; tk += 32) {
+            float& o = red[tk * kRS + warp * 16 + rr];
+            o = fmaf(delta, tk < mi ? __bfloat162float(xc[tk * ks]) : 0.f, o);
+          }
+        }
+    }
+  }
   cg::cluster_group cluster = cg::this_cluster();
   cluster.sync();
   if (trace && tid == 0) stamp(trace, 4);
@@ -351,11 +379,12 @@ void run_shape(bench::Timer& tm, float fixed, cublasHandle_t h, const Shape& sh,
   CK(cudaMemcpy(ref.data(), d_ref, ref.size() * 2, cudaMemcpyDeviceToHost));
   const CUtensorMap xmap = k::bf16_tensor_map(d_x, sh.k, m, 64, C::kTok, "wide12_bench: x");
   using KernelFn = void (*)(const CUtensorMap, const k::PackedView, int64_t, __nv_bfloat16*, int64_t, int,
-                            unsigned long long*);
-  constexpr int kModes = 12;
+                            unsigned long long*, const __nv_bfloat16*);
+  constexpr int kModes = 14;
   const KernelFn kernels[kModes] = {wide12_kernel<C, 0>, wide12_kernel<C, 1>, wide12_kernel<C, 2>, wide12_kernel<C, 3>,
                                     wide12_kernel<C, 4>, wide12_kernel<C, 5>, wide12_kernel<C, 6>, wide12_kernel<C, 7>,
-                                    wide12_kernel<C, 8>, wide12_kernel<C, 9>, wide12_kernel<C, 10>, wide12_kernel<C, 11>};
+                                    wide12_kernel<C, 8>, wide12_kernel<C, 9>, wide12_kernel<C, 10>, wide12_kernel<C, 11>,
+                                    wide12_kernel<C, 12>, wide12_kernel<C, 13>};
   for (KernelFn fn : kernels) CK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmem));
   const int64_t row_blocks = (sh.n + C::kRows - 1) / C::kRows;
   unsigned long long* d_trace = nullptr;
@@ -374,13 +403,14 @@ void run_shape(bench::Timer& tm, float fixed, cublasHandle_t h, const Shape& sh,
     }
     const char* mode_names[kModes] = {"kernel",        "compute only",   "data only",     "weights only",
                                       "x only",        "weights 1cp",    "data only 1cp", "compute lds",
-                                      "compute noexc", "compute constA", "compute lds noexc", "kernel 1cp"};
+                                      "compute noexc", "compute constA", "compute lds noexc", "kernel 1cp",
+                                      "kernel excafter", "compute excafter"};
     for (int mode = 0; mode < kModes; ++mode) {
       auto launch = [&](unsigned long long* trace) {
         const k::LaunchCfg lcfg(dim3(static_cast<unsigned>(row_blocks * split)), C::kThreads, C::kSmem, tm.s, false,
                                 split);
         CK(cudaLaunchKernelEx(&lcfg.lc, kernels[mode], xmap, w, m, reinterpret_cast<__nv_bfloat16*>(d_out), sh.n,
-                              split, trace));
+                              split, trace, reinterpret_cast<const __nv_bfloat16*>(d_x)));
       };
       auto ours = [&] { launch(nullptr); };
       CK(cudaMemset(d_out, 0xFF, got.size() * 2));
@@ -394,7 +424,7 @@ void run_shape(bench::Timer& tm, float fixed, cublasHandle_t h, const Shape& sh,
       char label[64];
       std::snprintf(label, sizeof label, "%s m%lld s%d %s", sh.name, static_cast<long long>(m), split,
                     mode_names[mode]);
-      if (mode == 0) {
+      if (mode == 0 || mode == 12) {
         CK(cudaMemcpy(got.data(), d_out, got.size() * 2, cudaMemcpyDeviceToHost));
         size_t nonfinite = 0;
         for (uint16_t v : got) nonfinite += ((v & 0x7F80u) == 0x7F80u);
