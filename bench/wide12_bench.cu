@@ -159,6 +159,26 @@ __global__ void __launch_bounds__(C::kThreads, 1)
     const uint32_t ne = min(ebounds[warp][nb - 1] - e_lo, static_cast<uint32_t>(kMaxExc));
     for (uint32_t i = lane; i < ne; i += 32) eents[warp][i] = __ldg(w.exc + e_lo + i);
   }
+  // Modes 12, 13 (exceptions after the loop): the x columns of the warp's first kXCol entries, fetched now (their
+  // latency hides behind the first stage's) so that the correction after the loop reads shared memory.
+  constexpr bool kExcAfter = kMode == 12 || kMode == 13;
+  constexpr int kXCol = 4;
+  __shared__ __nv_bfloat16 xcol[kExcAfter ? C::kWarps : 1][kExcAfter ? kXCol : 1][kExcAfter ? C::kTok : 1];
+  if constexpr (kExcAfter) {
+    if (tile_ok) {
+      __syncwarp();
+      const int nb = static_cast<int>((g_end - 1) / fmt12::kGroupsPerBlock - b0) + 1;
+      const uint32_t ne = min(ebounds[warp][nb] - e_lo, static_cast<uint32_t>(kXCol));
+      for (uint32_t j = 0; j < ne; ++j) {
+        int blk = 0;
+        while (blk + 1 < nb && ebounds[warp][blk + 1] <= e_lo + j) ++blk;
+        const int kb = static_cast<int>((eents[warp][j] >> 16) & 255);
+        const __nv_bfloat16* const xc = xg + ((b0 + blk) * 256 + kb);
+        for (int tk = lane; tk < C::kTok; tk += 32)
+          xcol[warp][j][tk] = tk < m ? xc[tk * w.k] : __float2bfloat16_rn(0.f);
+      }
+    }
+  }
   __syncthreads();
   // The groups (of this CTA's K range) that hold an entry of this warp's row tile: bit it (it >= 63: bit 63). The
   // loop checks one register bit per group and reads the bounds and entries only where it is set (step 83: the
@@ -184,7 +204,6 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   // kernel with one weight copy per stage (mode 5's addresses: timing only); 12 the kernel with the exceptions
   // applied after the loop (below), 13 compute only so.
   constexpr bool kCompute = kMode <= 1 || kMode >= 7, kNoRefill = kMode == 1 || (kMode >= 7 && kMode <= 10) || kMode == 13;
-  constexpr bool kExcAfter = kMode == 12 || kMode == 13;
   constexpr bool kLds = kMode == 7 || kMode == 10, kNoExc = kMode == 8 || kMode == 10 || kExcAfter, kConstA = kMode == 9;
   for (int it = 0; it < n_iter; ++it) {
     const int slot = it % C::kStages;
@@ -260,8 +279,8 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   k::for_each_acc<C::kTok>(acc, lane, [&](int r, int tok, float v) { red[tok * kRS + warp * 16 + r] = v; });
   // Exceptions after the loop (modes 12, 13; step 85): in the loop an exception slot decodes to its placeholder,
   // 2^(base + 15 - 127); each entry of this warp's row tile and K range then adds (w - placeholder) x[tok][k] to its
-  // row of the tile (lane l: tokens l, l + 32, ...; x from global memory), entry by entry in order: deterministic,
-  // and the same for every m.
+  // row of the tile (lane l: tokens l, l + 32, ...; x from the columns fetched at entry, or from global memory past
+  // kXCol entries), entry by entry in order: deterministic, and the same for every m.
   if constexpr (kExcAfter) {
     if (tile_ok) {
       __syncwarp();
@@ -276,9 +295,12 @@ __global__ void __launch_bounds__(C::kThreads, 1)
           if (grp < g_begin || grp >= g_end) continue;
           const float delta = __uint_as_float((ent & 0xFFFFu) << 16) - vp;
           const __nv_bfloat16* const xc = xg + ((b0 + blk) * 256 + kb);  // x[., k]: token t at xc[t K]
+          const uint32_t j = e - e_lo;
           for (int tk = lane; tk < C::kTok; tk += 32) {
             float& o = red[tk * kRS + warp * 16 + rr];
-            o = fmaf(delta, tk < mi ? __bfloat162float(xc[tk * ks]) : 0.f, o);
+            const float xv = j < kXCol ? __bfloat162float(xcol[warp][j][tk])
+                                       : (tk < mi ? __bfloat162float(xc[tk * ks]) : 0.f);
+            o = fmaf(delta, xv, o);
           }
         }
     }
