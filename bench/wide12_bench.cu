@@ -159,26 +159,11 @@ __global__ void __launch_bounds__(C::kThreads, 1)
     const uint32_t ne = min(ebounds[warp][nb - 1] - e_lo, static_cast<uint32_t>(kMaxExc));
     for (uint32_t i = lane; i < ne; i += 32) eents[warp][i] = __ldg(w.exc + e_lo + i);
   }
-  // Modes 12, 13 (exceptions after the loop): the x columns of the warp's first kXCol entries, fetched now (their
-  // latency hides behind the first stage's) so that the correction after the loop reads shared memory.
+  // Modes 12, 13 (exceptions after the loop): the x columns of the warp's first kXCol entries, copied from the ring's
+  // x tile while the entry's stage is resident (step 85), for the correction after the loop.
   constexpr bool kExcAfter = kMode == 12 || kMode == 13;
   constexpr int kXCol = 4;
   __shared__ __nv_bfloat16 xcol[kExcAfter ? C::kWarps : 1][kExcAfter ? kXCol : 1][kExcAfter ? C::kTok : 1];
-  if constexpr (kExcAfter) {
-    if (tile_ok) {
-      __syncwarp();
-      const int nb = static_cast<int>((g_end - 1) / fmt12::kGroupsPerBlock - b0) + 1;
-      const uint32_t ne = min(ebounds[warp][nb] - e_lo, static_cast<uint32_t>(kXCol));
-      for (uint32_t j = 0; j < ne; ++j) {
-        int blk = 0;
-        while (blk + 1 < nb && ebounds[warp][blk + 1] <= e_lo + j) ++blk;
-        const int kb = static_cast<int>((eents[warp][j] >> 16) & 255);
-        const __nv_bfloat16* const xc = xg + ((b0 + blk) * 256 + kb);
-        for (int tk = lane; tk < C::kTok; tk += 32)
-          xcol[warp][j][tk] = tk < m ? xc[tk * w.k] : __float2bfloat16_rn(0.f);
-      }
-    }
-  }
   __syncthreads();
   // The groups (of this CTA's K range) that hold an entry of this warp's row tile: bit it (it >= 63: bit 63). The
   // loop checks one register bit per group and reads the bounds and entries only where it is set (step 83: the
@@ -256,6 +241,19 @@ __global__ void __launch_bounds__(C::kThreads, 1)
 #pragma unroll
       for (int s = 0; s < 4; ++s) k::wgmma_rs<C::kTok>(acc, a[s], k::sw128_desc(xt + 32 * s));
       k::wgmma_commit();
+      if constexpr (kExcAfter) {  // this group's entries: their x columns from the stage (128B-swizzled rows)
+        if ((excmask >> min(it, 63)) & 1) {
+          const int q = static_cast<int>(group % fmt12::kGroupsPerBlock);
+          for (uint32_t e = ebounds[warp][blk]; e < ebounds[warp][blk + 1]; ++e) {
+            const uint32_t j = e - e_lo;
+            if (j >= kXCol || static_cast<int>((eents[warp][j] >> 22) & 3) != q) continue;
+            const int kl = static_cast<int>((eents[warp][j] >> 16) & 63);
+            for (int tk = lane; tk < C::kTok; tk += 32)
+              xcol[warp][j][tk] = *reinterpret_cast<const __nv_bfloat16*>(
+                  stage + tk * 128 + (((kl >> 3) ^ (tk & 7)) << 4) + (kl & 7) * 2);
+          }
+        }
+      }
       k::wgmma_wait0();
     }
     if (trace && it == 0 && tid == 0) stamp(trace, 2);
@@ -279,7 +277,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   k::for_each_acc<C::kTok>(acc, lane, [&](int r, int tok, float v) { red[tok * kRS + warp * 16 + r] = v; });
   // Exceptions after the loop (modes 12, 13; step 85): in the loop an exception slot decodes to its placeholder,
   // 2^(base + 15 - 127); each entry of this warp's row tile and K range then adds (w - placeholder) x[tok][k] to its
-  // row of the tile (lane l: tokens l, l + 32, ...; x from the columns fetched at entry, or from global memory past
+  // row of the tile (lane l: tokens l, l + 32, ...; x from the columns copied in the loop, or from global memory past
   // kXCol entries), entry by entry in order: deterministic, and the same for every m.
   if constexpr (kExcAfter) {
     if (tile_ok) {
