@@ -8,17 +8,18 @@
 // source (step 56): consumer warp 0 issues each stage (a producer warp beside 16 consumer warps capped ptxas at 96
 // registers: spills, serialised wgmmas), x's box by TMA (128B swizzle, zero fill past m and K) and
 // one 12-bit group per consumer warp by bulk copies, counted on the stage's `full` mbarrier; each consumer warp
-// decodes its group (exceptions patched from bounds fetched before the loop: step 59 v5), issues its 4 wgmmas,
-// waits for them and releases the slot on the `empty` mbarrier (warp 0 refills it once all have). K split `split` ways; the split CTAs of a row
-// block reduce through the workspace after a barrier on a never-reset 64-bit counter (step 57), each CTA summing
-// 1/split of the tile in a fixed order (bitwise deterministic).
+// decodes its group (exceptions patched where a per-warp mask of groups says so, entries in shared memory), issues
+// its 4 wgmmas, waits for them and releases the slot on the `empty` mbarrier (warp 0 refills it once all have).
+// K split `split` ways; the split CTAs of a row block form a cluster and reduce over distributed shared memory
+// (step 82; only clusters of 2 fit 128 one-CTA-per-SM CTAs at once).
 // Roofline (pooler m = 128): 50 MB of 12-bit weights from HBM (~11.6 us), 32 MB of x and the weights through L2
 // (~12 us at ~7 TB/s), 8.6 GFLOP (~8 us at 1070 TFLOP/s): ~12 us + the reduction.
-// Status (perf-notes step 81): correct (rel. difference to cuBLAS 1e-4, replays bitwise equal) and 1.7-6x SLOWER than
-// cuBLAS; kept as the starting point of that kernel, not used by the library.
-// Per configuration: both split-K partial layouts (row-major as the first cut, token-major for contiguous final
-// stores) and a per-CTA timeline (bench::Timer::timeline: min / median / max over CTAs of each stamp, us after the
-// first CTA's entry; stamps: wide12_kernel's `stamp`).
+// Status (perf-notes steps 81-85): correct (rel. difference to cuBLAS 1e-4, replays bitwise equal) and 2-5x SLOWER
+// than cuBLAS; kept as the starting point of that kernel, not used by the library. Each configuration runs the
+// kernel and the diagnostic modes of wide12_kernel's kMode (compute only, data only, one copy per stage, no
+// exception check, exceptions after the loop, ...), each with a per-CTA timeline (bench::Timer::timeline: min /
+// median / max over CTAs of each stamp, us after the first CTA's entry; stamps: wide12_kernel's `stamp`) and the
+// SM clock and cycles per group over the loop.
 // Usage: wide12_bench [reps=50]
 #include <cooperative_groups.h>
 #include <cublas_v2.h>
