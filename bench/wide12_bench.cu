@@ -69,6 +69,15 @@ struct Cfg {
   static_assert(kTok * (kRows + 4) * 4 <= kStages * kStageBytes, "the split-K tile fits over the ring");
 };
 
+// An exception entry's row in its 16-row tile and k in its 256-k block (format.hpp's entry layout, as
+// decode::exc_slot reads it).
+struct ExcPos {
+  int row, kb;
+};
+__device__ __forceinline__ ExcPos exc_pos(uint32_t e) {
+  return {static_cast<int>(e >> 24), static_cast<int>((e >> 16) & 255)};
+}
+
 // Bench timeline (`trace`, null: none): stamp i of this CTA = %globaltimer (ns) in bench::Timer::timeline's slots:
 // 0 entry, 1 the first stage landed, 2 the first group's wgmmas done, 3 the main loop done, 4 the partial stored,
 // 5 the split-K barrier passed, 6 the CTA's outputs written.
@@ -151,13 +160,13 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   const int64_t row_tile = rt0 + warp;
   const bool tile_ok = row_tile < w.row_tiles;
   const int64_t b0 = g_begin / fmt12::kGroupsPerBlock;
+  const int nb = static_cast<int>((g_end - 1) / fmt12::kGroupsPerBlock - b0) + 1;  // exception blocks of the range
   uint32_t e_lo = 0;
   if (tile_ok) {
-    const int nb = static_cast<int>((g_end - 1) / fmt12::kGroupsPerBlock - b0) + 2;  // bounds: blocks + 1
-    for (int i = lane; i < nb; i += 32) ebounds[warp][i] = __ldg(w.exc_off + row_tile * w.k_blocks + b0 + i);
+    for (int i = lane; i <= nb; i += 32) ebounds[warp][i] = __ldg(w.exc_off + row_tile * w.k_blocks + b0 + i);
     __syncwarp();
     e_lo = ebounds[warp][0];
-    const uint32_t ne = min(ebounds[warp][nb - 1] - e_lo, static_cast<uint32_t>(kMaxExc));
+    const uint32_t ne = min(ebounds[warp][nb] - e_lo, static_cast<uint32_t>(kMaxExc));
     for (uint32_t i = lane; i < ne; i += 32) eents[warp][i] = __ldg(w.exc + e_lo + i);
   }
   // Modes 12, 13 (exceptions after the loop): the x columns of the warp's first kXCol entries, copied from the ring's
@@ -171,7 +180,6 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   // per-group bounds check in front of the wgmmas cost ~400 of ~1450 cycles per group).
   uint64_t excmask = 0;
   if (tile_ok) {
-    const int nb = static_cast<int>((g_end - 1) / fmt12::kGroupsPerBlock - b0) + 1;
     for (int blk = lane; blk < nb; blk += 32)
       for (uint32_t e = ebounds[warp][blk]; e < ebounds[warp][blk + 1]; ++e) {
         const uint32_t ent = e - e_lo < kMaxExc ? eents[warp][e - e_lo] : __ldg(w.exc + e);
@@ -247,8 +255,9 @@ __global__ void __launch_bounds__(C::kThreads, 1)
           const int q = static_cast<int>(group % fmt12::kGroupsPerBlock);
           for (uint32_t e = ebounds[warp][blk]; e < ebounds[warp][blk + 1]; ++e) {
             const uint32_t j = e - e_lo;
-            if (j >= kXCol || static_cast<int>((eents[warp][j] >> 22) & 3) != q) continue;
-            const int kl = static_cast<int>((eents[warp][j] >> 16) & 63);
+            const ExcPos ep = exc_pos(eents[warp][j]);
+            if (j >= kXCol || ep.kb / 64 != q) continue;
+            const int kl = ep.kb % 64;
             for (int tk = lane; tk < C::kTok; tk += 32)
               xcol[warp][j][tk] = *reinterpret_cast<const __nv_bfloat16*>(
                   stage + tk * 128 + (((kl >> 3) ^ (tk & 7)) << 4) + (kl & 7) * 2);
@@ -284,12 +293,12 @@ __global__ void __launch_bounds__(C::kThreads, 1)
     if (tile_ok) {
       __syncwarp();
       const float vp = ldexpf(1.f, w.base + 15 - 127);
-      const int nb = static_cast<int>((g_end - 1) / fmt12::kGroupsPerBlock - b0) + 1;
       const int ks = static_cast<int>(w.k), mi = static_cast<int>(m);
       for (int blk = 0; blk < nb; ++blk)
         for (uint32_t e = ebounds[warp][blk]; e < ebounds[warp][blk + 1]; ++e) {
           const uint32_t ent = e - e_lo < kMaxExc ? eents[warp][e - e_lo] : __ldg(w.exc + e);
-          const int rr = static_cast<int>(ent >> 24), kb = static_cast<int>((ent >> 16) & 255);
+          const ExcPos ep = exc_pos(ent);
+          const int rr = ep.row, kb = ep.kb;
           const int64_t grp = (b0 + blk) * fmt12::kGroupsPerBlock + (kb >> 6);
           if (grp < g_begin || grp >= g_end) continue;
           const float delta = __uint_as_float((ent & 0xFFFFu) << 16) - vp;
