@@ -160,9 +160,12 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   const int64_t row_tile = rt0 + warp;
   const bool tile_ok = row_tile < w.row_tiles;
   const int64_t b0 = g_begin / fmt12::kGroupsPerBlock;
-  const int nb = static_cast<int>((g_end - 1) / fmt12::kGroupsPerBlock - b0) + 1;  // exception blocks of the range
+  // The range's exception blocks (recomputed where used: kept live across the main loop it spills mode 12 at the
+  // 512-thread CTA's 128 registers).
+  auto n_blocks = [&] { return static_cast<int>((g_end - 1) / fmt12::kGroupsPerBlock - b0) + 1; };
   uint32_t e_lo = 0;
   if (tile_ok) {
+    const int nb = n_blocks();
     for (int i = lane; i <= nb; i += 32) ebounds[warp][i] = __ldg(w.exc_off + row_tile * w.k_blocks + b0 + i);
     __syncwarp();
     e_lo = ebounds[warp][0];
@@ -180,6 +183,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   // per-group bounds check in front of the wgmmas cost ~400 of ~1450 cycles per group).
   uint64_t excmask = 0;
   if (tile_ok) {
+    const int nb = n_blocks();
     for (int blk = lane; blk < nb; blk += 32)
       for (uint32_t e = ebounds[warp][blk]; e < ebounds[warp][blk + 1]; ++e) {
         const uint32_t ent = e - e_lo < kMaxExc ? eents[warp][e - e_lo] : __ldg(w.exc + e);
@@ -293,6 +297,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
     if (tile_ok) {
       __syncwarp();
       const float vp = ldexpf(1.f, w.base + 15 - 127);
+      const int nb = n_blocks();
       const int ks = static_cast<int>(w.k), mi = static_cast<int>(m);
       for (int blk = 0; blk < nb; ++blk)
         for (uint32_t e = ebounds[warp][blk]; e < ebounds[warp][blk + 1]; ++e) {
