@@ -111,8 +111,9 @@ int main(int argc, char** argv) {
   // First layout of each list = the plan's; "noexc" = the plan's layout with the exception tables emptied
   // (wrong results where exceptions are; measures what the exception path costs).
   const std::vector<Shape> shapes = {
-      // cs8/rt9/wk1/g16 at <= 6 stages: two CTAs per SM, so the grid fits as clusters of 8
-      {"qkv_gate", 2304, 8192, 2304, {{8, 9, 2, 8}, {8, 9, 1, 16, 6}, {8, 9, 1, 16, 4}}},
+      // the plan's at m <= 8 (192 CTAs, two per SM) and at 9..16; cs8/rt9/wk1/g16 at <= 6 stages: two CTAs per SM,
+      // so the grid fits as clusters of 8
+      {"qkv_gate", 2304, 8192, 2304, {{8, 6, 2, 8}, {8, 9, 2, 8}, {8, 9, 1, 16, 6}}},
       // 8-warp CTAs, two per SM (no split; clusters of 2)
       {"o", 8192, 1024, 8192, {{1, 4, 4, 4}, {1, 2, 4, 4}, {2, 4, 2, 4}, {2, 2, 4, 2}}},
       // no split / 2-way split: whole (half) K per CTA, x of m <= 8 (16) tokens over the whole k range
