@@ -227,7 +227,7 @@ int main(int argc, char** argv) {
                                                       {"-nod0", 32}, {"-lasttail", 1 << 20}};
       for (const auto& [suffix, dg] : variants) {
         if (quick && dg != 0 && dg != 3 && dg != 8192 && dg != 16384 && dg != (8192 | 16384) && dg != 32 &&
-            dg != (1 << 20))
+            dg != (1 << 20) && dg != 128)
           continue;
         solgemm::kernels::PackedView vd = v;
         if (dg == 0) vd.exc_off = d_zero;
@@ -279,6 +279,42 @@ int main(int argc, char** argv) {
                       vt.trace = tr;
                       run_skinny(c, vt, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
                     });
+      }
+      if (std::getenv("SKINNY_RING")) {
+        // Ring trace of the plan's layout (perf-notes step 86): per ring iteration, medians over CTAs of the time
+        // (us after the CTA's entry) the producer was allowed to refill for it (its empty wait returned), issued
+        // its copies, warp 0 and the last compute warp passed its full barrier; the kernel, and the stream alone.
+        const solgemm::Config c = cfg_of(sh.cands[0], nt);
+        const int ctas = c.split_k * static_cast<int>(((sh.rows + 15) / 16 + c.rt_cta - 1) / c.rt_cta);
+        for (const int dg : {0, 3}) {
+          solgemm::kernels::PackedView vt = v;
+          vt.diag = dg | solgemm::kernels::family::kRingTrace;
+          vt.trace = trace;
+          const size_t n_tr = solgemm::kernels::family::kRingTraceOff + static_cast<size_t>(ctas) * 256;
+          CK(cudaMemset(trace, 0, n_tr * 8));
+          flush_read<<<tm.sms * 4, 1024, 0, tm.s>>>(tm.flush, tm.flush_n, tm.sink);
+          run_skinny(c, vt, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
+          CK(cudaStreamSynchronize(tm.s));
+          std::vector<unsigned long long> tr(n_tr);
+          CK(cudaMemcpy(tr.data(), trace, n_tr * 8, cudaMemcpyDeviceToHost));
+          std::printf("ring %s m=%d %s%s (us after each CTA's entry, median over %d CTAs): i: refill-ok issued "
+                      "land-w0 land-wlast\n", sh.name, m, lstr(sh.cands[0]).c_str(),
+                      dg ? "-ring-notail" : "", ctas);
+          for (int i = 0; i < std::min(64, c.gpw); ++i) {
+            double med[4];
+            for (int kind = 0; kind < 4; ++kind) {
+              std::vector<double> d;
+              for (int cta = 0; cta < ctas; ++cta) {
+                const unsigned long long t0 = tr[static_cast<size_t>(cta) * 8];
+                const unsigned long long t = tr[solgemm::kernels::family::kRingTraceOff + (static_cast<size_t>(cta) * 64 + i) * 4 + kind];
+                if (t0 && t) d.push_back((static_cast<double>(t) - static_cast<double>(t0)) * 1e-3);
+              }
+              std::sort(d.begin(), d.end());
+              med[kind] = d.empty() ? -1.0 : d[d.size() / 2];
+            }
+            std::printf("  %2d: %6.2f %6.2f %6.2f %6.2f\n", i, med[3], med[0], med[1], med[2]);
+          }
+        }
       }
       if (std::getenv("SKINNY_WARM") && m == 1) {
         // Does a kernel that follows another one run faster (code, page tables, small buffers warm in L2 and the

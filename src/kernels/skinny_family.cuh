@@ -203,6 +203,18 @@ __device__ __forceinline__ void stamp(unsigned long long* trace, int i, unsigned
   if (v == 0) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(v));
   trace[(static_cast<size_t>(blockIdx.y) * gridDim.x + blockIdx.x) * 8 + i] = v;
 }
+// Bench ring trace (diag & kRingTrace, with a trace buffer): per CTA and ring iteration i < 64, %globaltimer at
+// kind 0 the producer's copies of stage i issued, 1 warp 0 past stage i's full barrier, 2 the last compute warp
+// past it, 3 the producer allowed to refill for i (its empty wait returned); after the 8-per-CTA timeline
+// region of kRingTraceOff entries (perf-notes step 86).
+constexpr int kRingTrace = 1 << 22, kRingTraceOff = 16384;
+__device__ __forceinline__ void ring_stamp(unsigned long long* trace, int diag, int i, int kind) {
+  if (trace && (diag & kRingTrace) && i < 64) {
+    unsigned long long v;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(v));
+    trace[kRingTraceOff + ((static_cast<size_t>(blockIdx.y) * gridDim.x + blockIdx.x) * 64 + i) * 4 + kind] = v;
+  }
+}
 
 __device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
   asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
@@ -331,6 +343,45 @@ __device__ __forceinline__ void half_step(const Args& a, const uint4 (&b)[Src::k
   }
 }
 
+// A whole group at once (one-term sources, perf-notes step 86): every x fragment of the group requested, both
+// halves decoded (`release` runs once the slot's words are in registers), then the MMAs. The same MMAs in the
+// same order per accumulator as two half_steps (bitwise the same sums); what changes is the dependency chain a
+// warp waits through per group: one shared-memory round trip and one decode instead of two of each between the
+// MMAs (ncu, pooler m = 8: 4 warps per scheduler, ~13 cycles per issued instruction, the loop latency-bound).
+template <class Src, int NT, class Release>
+__device__ __forceinline__ void whole_step(const Args& a, const uint4 (&b)[Src::kLoads], bool exc, const WarpExc& wx,
+                                           int g, int g_begin, int blk, int lane, uint32_t xrow, int xs_stride,
+                                           float (&acc)[1][NT][4], Release&& release) {
+  static_assert(Src::kTerms == 1, "one-term sources only (hi + lo would spill)");
+  uint32_t bx[NT][2][4];  // {b0, b1} of k steps 2 HS and 2 HS + 1, per n tile and half
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+    for (int hs = 0; hs < 2; ++hs)
+      ldmatrix_x4(xrow + static_cast<uint32_t>((nt * 8 * xs_stride + hs * 32) * 2), bx[nt][hs][0], bx[nt][hs][1],
+                  bx[nt][hs][2], bx[nt][hs][3]);
+  uint32_t r0[1][2][4], r1[1][2][4];
+  Src::template decode<0>(b, a, r0);
+  Src::template decode<1>(b, a, r1);
+  release();
+  if constexpr (Src::kExc) {
+    if (exc) {
+      patch_half<0>(a, wx, g, g_begin, blk, lane, r0);
+      patch_half<1>(a, wx, g, g_begin, blk, lane, r1);
+    }
+  }
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt) {
+    mma(acc[0][nt], r0[0][0], bx[nt][0][0], bx[nt][0][1]);
+    mma(acc[0][nt], r0[0][1], bx[nt][0][2], bx[nt][0][3]);
+  }
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt) {
+    mma(acc[0][nt], r1[0][0], bx[nt][1][0], bx[nt][1][1]);
+    mma(acc[0][nt], r1[0][1], bx[nt][1][2], bx[nt][1][3]);
+  }
+}
+
 // Whether a variant fetches every warp's first group at entry (Args::direct0): one-term policies always; hi + lo
 // up to 16 tokens, and at 32 tokens in the 288-thread variant (the 544-thread 32-token and the 64-token hi + lo
 // variants are at their register cap: they spill with it).
@@ -386,7 +437,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   const int pre_off = ring_off + S * warps * kSlot;  // (multi-term policies: the first group's slots)
   // Lane's 16 bytes of chunk c of term t of the warp's first group.
   auto first_src = [&](int t, int c) {
-    return Src::term(a, t) + (static_cast<int64_t>(rt) * a.k_groups + g_begin) * Src::kTermBytes + c * 512 + lane * 16;
+    return Src::term(a, t) + format::group_index(rt, g_begin, a.row_tiles) * Src::kTermBytes + c * 512 + lane * 16;
   };
   uint4 bd[Src::kLoads];
   auto load_first = [&] {  // the warp's first group into registers (direct mode, and one-term policies with d0)
@@ -511,15 +562,20 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   if ((a.diag & 4) && S > 0 && warp < warps) asm volatile("bar.arrive 2, %0;\n" ::"r"((warps + 1) * 32) : "memory");
   if ((a.diag & 4) && S > 0 && warp == warps) asm volatile("bar.sync 2, %0;\n" ::"r"((warps + 1) * 32) : "memory");
   if (warp == warps && S > 0) {
-    int pn = 0;
-    int64_t pg = 0;
+    int pn = 0, prt = 0, pg0 = 0;  // lane w: compute warp w's groups in the CTA's k range, its row tile, first group
     if (lane < warps) {
-      const int prt = rblock * a.rt_cta + lane % a.rt_cta, g0 = (crank * a.wk + lane / a.rt_cta) * a.gpw;
-      pn = prt < a.row_tiles ? max(min(a.gpw, a.k_groups - g0), 0) : 0;
-      pg = static_cast<int64_t>(prt) * a.k_groups + g0;
+      prt = rblock * a.rt_cta + lane % a.rt_cta;
+      pg0 = (crank * a.wk + lane / a.rt_cta) * a.gpw;
+      pn = prt < a.row_tiles ? max(min(a.gpw, a.k_groups - pg0), 0) : 0;
     }
+    // One-term sources: the stage's groups of k warp kw (its row tiles at one k group, consecutive in the
+    // group-major layout: format.hpp) are one bulk copy, issued by lane kw (perf-notes step 86: one 1.5 KB copy per
+    // warp issued at ~31 GB/s per SM, below the memory's share; one copy of the row tiles streams at the memory's
+    // rate). kw_pn: the groups of k warp kw (those of its first warp, whose row tile is always a real one).
+    const int nv = min(a.rt_cta, a.row_tiles - rblock * a.rt_cta);
+    const int kw_pn = __shfl_sync(0xFFFFFFFFu, pn, (min(lane, a.wk - 1) * a.rt_cta) & 31);
     // (bench, no tail: stamps 4, 5, 6 = the producer's lane setup done, its first stage posted, its copies issued)
-    if (trace && (diag & 2) && lane == 0) stamp(trace, 4, pg == 12345 ? 1ull : 0ull);
+    if (trace && (diag & 2) && lane == 0) stamp(trace, 4, prt + kw_pn == 12345 ? 1ull : 0ull);
     int q = 0;
     uint32_t pph = 0;
     for (int i = d0; i < n_iter; ++i) {
@@ -527,18 +583,26 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
       const unsigned act = __ballot_sync(0xFFFFFFFFu, i < pn);
       if (lane == 0) {
         if (!(diag & 8192)) mbar_wait(bars + 8u * (S + q), pph ^ 1u);
+        ring_stamp(trace, diag, i, 3);
         mbar_arrive_expect_tx(bars + 8u * q, static_cast<uint32_t>(__popc(act) * kSlot));
         if (i == d0 && trace && (diag & 2)) stamp(trace, 5);
       }
       __syncwarp();
-      if (i < pn) {
+      if constexpr (T == 1) {
+        if (lane < a.wk && i < kw_pn) {
+          const int64_t g = format::group_index(rblock * a.rt_cta, (crank * a.wk + lane) * a.gpw + i, a.row_tiles);
+          const uint32_t dst = smem_u32(smem) + static_cast<uint32_t>(ring_off + (q * warps + lane * a.rt_cta) * kSlot);
+          bulk_g2s(dst, Src::term(a, 0) + g * Src::kTermBytes, nv * Src::kTermBytes, bars + 8u * q);
+        }
+      } else if (i < pn) {  // (multi-term: a slot holds the warp's terms back to back; one copy per term and warp)
         const uint32_t dst = smem_u32(smem) + static_cast<uint32_t>(ring_off + (q * warps + lane) * kSlot);
+        const int64_t g = format::group_index(prt, pg0 + i, a.row_tiles);
 #pragma unroll
         for (int t = 0; t < T; ++t)
-          bulk_g2s(dst + t * Src::kTermBytes, Src::term(a, t) + (pg + i) * Src::kTermBytes, Src::kTermBytes,
-                   bars + 8u * q);
+          bulk_g2s(dst + t * Src::kTermBytes, Src::term(a, t) + g * Src::kTermBytes, Src::kTermBytes, bars + 8u * q);
       }
       if (i == d0 && trace && (diag & 2) && lane == 0) stamp(trace, 6);
+      if (lane == 0) ring_stamp(trace, diag, i, 0);
       if (++q == S) {
         q = 0;
         pph ^= 1u;
@@ -571,6 +635,10 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
 
   // 5. Main loop (compute warps): wait for the stage, read the warp's slot half a group at a time, release it,
   //    decode, patch and multiply. Warps without groups in a stage still wait for it and release it.
+  // The whole-group step (whole_step) for one-term sources in the library's kernels; the bench's instantiations
+  // keep the half steps and their diagnostics (diag & 1: no MMA work).
+  // (n_tiles 1 in every variant; n_tiles 2 in the 1-CTA variant of <= 19 + 1 warps: at a 64-register cap it spills)
+  constexpr bool kWhole = Src::kTerms == 1 && !kBench && (NT == 1 || (NT == 2 && MINB == 1 && MAXT <= 640));
   float acc[T][NT][4];
 #pragma unroll
   for (int t = 0; t < T; ++t)
@@ -585,13 +653,20 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     const uint32_t xrow = smem_u32(smem) + static_cast<uint32_t>((xtok * xs_stride + kw * a.gpw * 64 +
                                                                   (lane >> 3) * 8) * 2);
     // One group: exceptions, then half 0, `mid` (the ring's second half load and release), half 1.
+    // kWhole (one-term sources in the library's kernels): the whole group's words are loaded first (`mid` then
+    // only releases the slot) and whole_step runs it; else two half_steps around `mid` (the second half's load
+    // and the release).
     auto group = [&](int i, uint4 (&b)[Src::kLoads], auto&& mid) {
       const int g = g_begin + i, blk = (g >> 2) - (g_begin >> 2);
       const bool exc = Src::kExc && ((wx.blk_has >> blk) & 1u);  // warp-uniform; almost always false
       const uint32_t xr = xrow + static_cast<uint32_t>(i * 128);
-      if (!(diag & 1)) half_step<Src, NT, 0>(a, b, exc, wx, g, g_begin, blk, lane, xr, xs_stride, acc, diag);
-      mid();
-      if (!(diag & 1)) half_step<Src, NT, 1>(a, b, exc, wx, g, g_begin, blk, lane, xr, xs_stride, acc, diag);
+      if constexpr (kWhole) {
+        whole_step<Src, NT>(a, b, exc, wx, g, g_begin, blk, lane, xr, xs_stride, acc, mid);
+      } else {
+        if (!(diag & 1)) half_step<Src, NT, 0>(a, b, exc, wx, g, g_begin, blk, lane, xr, xs_stride, acc, diag);
+        mid();
+        if (!(diag & 1)) half_step<Src, NT, 1>(a, b, exc, wx, g, g_begin, blk, lane, xr, xs_stride, acc, diag);
+      }
     };
     if (S == 0) {
       if (n > 0) group(0, bd, [] {});
@@ -629,13 +704,15 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
           xfirst >>= 8;
         }
         if (!(diag & 8192)) mbar_wait(bars + 8u * s, ph);
+        if (lane == 0 && (warp == 0 || warp == warps - 1)) ring_stamp(trace, diag, i, warp == 0 ? 1 : 2);
         const uint32_t empty = bars + 8u * (S + s);
         if (i < n) {
           const uint8_t* slot = smem + ring_off + (s * warps + warp) * kSlot;
           uint4 b[Src::kLoads];
           Src::template lds_half<0>(slot, lane, b);
+          if constexpr (kWhole) Src::template lds_half<1>(slot, lane, b);
           group(i, b, [&] {
-            Src::template lds_half<1>(slot, lane, b);
+            if constexpr (!kWhole) Src::template lds_half<1>(slot, lane, b);
             __syncwarp();
             if (lane == 0 && !(diag & 8192)) mbar_arrive(empty);  // slot read: release it
           });
