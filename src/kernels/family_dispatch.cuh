@@ -31,20 +31,12 @@ inline void apply_bench_knobs(Args& a, const View& w) {
 // of <= 15 + 1 warps or 1 CTA of <= 31 + 1 share an SM; n_tiles 4 needs ~80-96: 2 CTAs of <= 7 + 1 or 1 of
 // <= 18 + 1. m > 32 runs as 32-token chunks (grid y; the weights of the second chunk come from L2).
 // A grid of at most one CTA per SM takes the 1-CTA variant (the whole shared memory for the weight ring).
-// WARPS1M > 0: a second 1-CTA variant of at most WARPS1M compute warps (+ the producer), whose register cap
-// (96 at 19 + 1 warps) lets n_tiles 2 run the whole-group step without spills (whole_step, perf-notes step 86).
-template <class Src, int NT, int WARPS2, int WARPS1, int WARPS1M, bool kBench>
+template <class Src, int NT, int WARPS2, int WARPS1, bool kBench>
 void skinny_nt(const Args& a, cudaStream_t stream) {
   if constexpr (WARPS2 > 0) {
     const dim3 g = grid_of(a, NT);
     if (a.rt_cta * a.wk <= WARPS2 && static_cast<int64_t>(g.x) * g.y > sm_count()) {
       launch<Src, NT, (WARPS2 + 1) * 32, 2, kBench>(a, stream);
-      return;
-    }
-  }
-  if constexpr (WARPS1M > 0) {
-    if (a.rt_cta * a.wk <= WARPS1M) {
-      launch<Src, NT, (WARPS1M + 1) * 32, 1, kBench>(a, stream);
       return;
     }
   }
@@ -54,9 +46,9 @@ void skinny_nt(const Args& a, cudaStream_t stream) {
 template <class Src, bool kBench>
 void skinny_src(const Config& cfg, const Args& a, cudaStream_t stream) {
   switch (cfg.n_tiles) {
-    case 1: skinny_nt<Src, 1, 15, 31, 0, kBench>(a, stream); return;
-    case 2: skinny_nt<Src, 2, 15, 31, 19, kBench>(a, stream); return;
-    case 4: skinny_nt<Src, 4, 7, 18, 0, kBench>(a, stream); return;
+    case 1: skinny_nt<Src, 1, 15, 31, kBench>(a, stream); return;
+    case 2: skinny_nt<Src, 2, 15, 31, kBench>(a, stream); return;
+    case 4: skinny_nt<Src, 4, 7, 18, kBench>(a, stream); return;
     default: break;
   }
   throw Error(fmt::format("solgemm: skinny: n_tiles = {}; compiled variants are 1, 2, 4 (more tokens: chunks of 32)", cfg.n_tiles));
@@ -71,6 +63,7 @@ void skinny_dispatch(const Config& cfg, const PackedView& w, const __nv_bfloat16
   a.exc = w.exc;
   a.base_add = decode::base_add(w.base);
   a.k_blocks = static_cast<int>(w.k_blocks);
+  a.tile_stride = static_cast<int>(w.row_tiles);
   apply_bench_knobs<kBench>(a, w);
   if (w.bits12) {  // the coded domain (decode.hpp); prepare checked coded_ok, or stored the matrix at 16 bits
     const int ca = decode::coded_a(w.base), d = ca - w.base;
@@ -124,6 +117,7 @@ void router_dispatch(const Config& cfg, const HiLoView& w, const __nv_bfloat16* 
   a.w0 = w.hi;
   a.w1 = w.lo;
   a.w2 = w.lo2;
+  a.tile_stride = static_cast<int>(w.row_tiles);
   apply_bench_knobs<kBench>(a, w);
   if (w.lo2 != nullptr) {
     // At most 8 compute warps: fewer row tiles per CTA first (the K order stays that of the layout, so that

@@ -92,6 +92,7 @@ struct Args {
   unsigned long long* trace = nullptr;  // bench only: 8 %globaltimer stamps per CTA (see stamp())
   int max_stages = kMaxStages;       // cap on the ring depth
   int allow_cluster = 1;             // let launch use clusters when the whole grid fits at once
+  int tile_stride = 0;               // row tiles of the stored matrix: the group-major layout's stride per k group
 };
 
 // The launch arguments every policy shares (layout, x, out, split-K workspace), checked against the matrix:
@@ -343,45 +344,6 @@ __device__ __forceinline__ void half_step(const Args& a, const uint4 (&b)[Src::k
   }
 }
 
-// A whole group at once (one-term sources, perf-notes step 86): every x fragment of the group requested, both
-// halves decoded (`release` runs once the slot's words are in registers), then the MMAs. The same MMAs in the
-// same order per accumulator as two half_steps (bitwise the same sums); what changes is the dependency chain a
-// warp waits through per group: one shared-memory round trip and one decode instead of two of each between the
-// MMAs (ncu, pooler m = 8: 4 warps per scheduler, ~13 cycles per issued instruction, the loop latency-bound).
-template <class Src, int NT, class Release>
-__device__ __forceinline__ void whole_step(const Args& a, const uint4 (&b)[Src::kLoads], bool exc, const WarpExc& wx,
-                                           int g, int g_begin, int blk, int lane, uint32_t xrow, int xs_stride,
-                                           float (&acc)[1][NT][4], Release&& release) {
-  static_assert(Src::kTerms == 1, "one-term sources only (hi + lo would spill)");
-  uint32_t bx[NT][2][4];  // {b0, b1} of k steps 2 HS and 2 HS + 1, per n tile and half
-#pragma unroll
-  for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-    for (int hs = 0; hs < 2; ++hs)
-      ldmatrix_x4(xrow + static_cast<uint32_t>((nt * 8 * xs_stride + hs * 32) * 2), bx[nt][hs][0], bx[nt][hs][1],
-                  bx[nt][hs][2], bx[nt][hs][3]);
-  uint32_t r0[1][2][4], r1[1][2][4];
-  Src::template decode<0>(b, a, r0);
-  Src::template decode<1>(b, a, r1);
-  release();
-  if constexpr (Src::kExc) {
-    if (exc) {
-      patch_half<0>(a, wx, g, g_begin, blk, lane, r0);
-      patch_half<1>(a, wx, g, g_begin, blk, lane, r1);
-    }
-  }
-#pragma unroll
-  for (int nt = 0; nt < NT; ++nt) {
-    mma(acc[0][nt], r0[0][0], bx[nt][0][0], bx[nt][0][1]);
-    mma(acc[0][nt], r0[0][1], bx[nt][0][2], bx[nt][0][3]);
-  }
-#pragma unroll
-  for (int nt = 0; nt < NT; ++nt) {
-    mma(acc[0][nt], r1[0][0], bx[nt][1][0], bx[nt][1][1]);
-    mma(acc[0][nt], r1[0][1], bx[nt][1][2], bx[nt][1][3]);
-  }
-}
-
 // Whether a variant fetches every warp's first group at entry (Args::direct0): one-term policies always; hi + lo
 // up to 16 tokens, and at 32 tokens in the 288-thread variant (the 544-thread 32-token and the 64-token hi + lo
 // variants are at their register cap: they spill with it).
@@ -437,7 +399,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   const int pre_off = ring_off + S * warps * kSlot;  // (multi-term policies: the first group's slots)
   // Lane's 16 bytes of chunk c of term t of the warp's first group.
   auto first_src = [&](int t, int c) {
-    return Src::term(a, t) + format::group_index(rt, g_begin, a.row_tiles) * Src::kTermBytes + c * 512 + lane * 16;
+    return Src::term(a, t) + format::group_index(rt, g_begin, a.tile_stride) * Src::kTermBytes + c * 512 + lane * 16;
   };
   uint4 bd[Src::kLoads];
   auto load_first = [&] {  // the warp's first group into registers (direct mode, and one-term policies with d0)
@@ -590,13 +552,13 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
       __syncwarp();
       if constexpr (T == 1) {
         if (lane < a.wk && i < kw_pn) {
-          const int64_t g = format::group_index(rblock * a.rt_cta, (crank * a.wk + lane) * a.gpw + i, a.row_tiles);
+          const int64_t g = format::group_index(rblock * a.rt_cta, (crank * a.wk + lane) * a.gpw + i, a.tile_stride);
           const uint32_t dst = smem_u32(smem) + static_cast<uint32_t>(ring_off + (q * warps + lane * a.rt_cta) * kSlot);
           bulk_g2s(dst, Src::term(a, 0) + g * Src::kTermBytes, nv * Src::kTermBytes, bars + 8u * q);
         }
       } else if (i < pn) {  // (multi-term: a slot holds the warp's terms back to back; one copy per term and warp)
         const uint32_t dst = smem_u32(smem) + static_cast<uint32_t>(ring_off + (q * warps + lane) * kSlot);
-        const int64_t g = format::group_index(prt, pg0 + i, a.row_tiles);
+        const int64_t g = format::group_index(prt, pg0 + i, a.tile_stride);
 #pragma unroll
         for (int t = 0; t < T; ++t)
           bulk_g2s(dst + t * Src::kTermBytes, Src::term(a, t) + g * Src::kTermBytes, Src::kTermBytes, bars + 8u * q);
@@ -635,10 +597,6 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
 
   // 5. Main loop (compute warps): wait for the stage, read the warp's slot half a group at a time, release it,
   //    decode, patch and multiply. Warps without groups in a stage still wait for it and release it.
-  // The whole-group step (whole_step) for one-term sources in the library's kernels; the bench's instantiations
-  // keep the half steps and their diagnostics (diag & 1: no MMA work).
-  // (n_tiles 1 in every variant; n_tiles 2 in the 1-CTA variant of <= 19 + 1 warps: at a 64-register cap it spills)
-  constexpr bool kWhole = Src::kTerms == 1 && !kBench && (NT == 1 || (NT == 2 && MINB == 1 && MAXT <= 640));
   float acc[T][NT][4];
 #pragma unroll
   for (int t = 0; t < T; ++t)
@@ -653,20 +611,13 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     const uint32_t xrow = smem_u32(smem) + static_cast<uint32_t>((xtok * xs_stride + kw * a.gpw * 64 +
                                                                   (lane >> 3) * 8) * 2);
     // One group: exceptions, then half 0, `mid` (the ring's second half load and release), half 1.
-    // kWhole (one-term sources in the library's kernels): the whole group's words are loaded first (`mid` then
-    // only releases the slot) and whole_step runs it; else two half_steps around `mid` (the second half's load
-    // and the release).
     auto group = [&](int i, uint4 (&b)[Src::kLoads], auto&& mid) {
       const int g = g_begin + i, blk = (g >> 2) - (g_begin >> 2);
       const bool exc = Src::kExc && ((wx.blk_has >> blk) & 1u);  // warp-uniform; almost always false
       const uint32_t xr = xrow + static_cast<uint32_t>(i * 128);
-      if constexpr (kWhole) {
-        whole_step<Src, NT>(a, b, exc, wx, g, g_begin, blk, lane, xr, xs_stride, acc, mid);
-      } else {
-        if (!(diag & 1)) half_step<Src, NT, 0>(a, b, exc, wx, g, g_begin, blk, lane, xr, xs_stride, acc, diag);
-        mid();
-        if (!(diag & 1)) half_step<Src, NT, 1>(a, b, exc, wx, g, g_begin, blk, lane, xr, xs_stride, acc, diag);
-      }
+      if (!(diag & 1)) half_step<Src, NT, 0>(a, b, exc, wx, g, g_begin, blk, lane, xr, xs_stride, acc, diag);
+      mid();
+      if (!(diag & 1)) half_step<Src, NT, 1>(a, b, exc, wx, g, g_begin, blk, lane, xr, xs_stride, acc, diag);
     };
     if (S == 0) {
       if (n > 0) group(0, bd, [] {});
@@ -710,9 +661,8 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
           const uint8_t* slot = smem + ring_off + (s * warps + warp) * kSlot;
           uint4 b[Src::kLoads];
           Src::template lds_half<0>(slot, lane, b);
-          if constexpr (kWhole) Src::template lds_half<1>(slot, lane, b);
           group(i, b, [&] {
-            if constexpr (!kWhole) Src::template lds_half<1>(slot, lane, b);
+            Src::template lds_half<1>(slot, lane, b);
             __syncwarp();
             if (lane == 0 && !(diag & 8192)) mbar_arrive(empty);  // slot read: release it
           });
@@ -1058,6 +1008,9 @@ void launch(Args a, cudaStream_t stream) {
     throw Error(fmt::format("solgemm: skinny launch: bad layout rt_cta={} wk={} gpw={} cs={} (x and partials {} B + "
                             "one ring stage of {} B > {} B of shared memory per CTA, or more than {} warps)",
                             a.rt_cta, a.wk, a.gpw, a.cs, r0, sb, budget, MAXT / 32 - 1));
+  if (a.tile_stride < a.row_tiles)
+    throw Error(fmt::format("solgemm: skinny launch: the stored matrix has {} row tiles, fewer than the {} computed",
+                            a.tile_stride, a.row_tiles));
   const WsNeed need = ws_need(a.m, a.rows, a.rt_cta, a.cs, NT);
   if (need.floats > a.ws_cap || need.counters > a.cnt_cap)
     throw Error(fmt::format("solgemm: skinny launch: split-K workspace too small ({} floats, {} counters needed; {}, "
