@@ -89,8 +89,8 @@ __device__ __forceinline__ void stamp(unsigned long long* trace, int i) {
 
 // kMode (perf-notes step 82, where the loop's time goes): 0 the kernel; 1 compute only (the first kStages stages
 // land, then the loop reuses them without waits or refills); 2 data only (waits, releases and refills, no decode or
-// wgmma); 3 data only, weights alone; 4 data only, x alone; 5 weights alone, one bulk copy per stage (the row
-// block's groups, consecutive in the group-major layout); 6 data only, so. Modes 1-6 write garbage: timed, not checked.
+// wgmma); 3 data only, weights alone; 4 data only, x alone; 5 weights alone, one bulk copy per stage (the groups as
+// if stored contiguously per row block); 6 data only, so. Modes 1-6 write garbage: timed, not checked.
 // Split K (step 83): the `split` CTAs of a row block form a cluster; each parks its FP32 tile in its own shared
 // memory (token-major, rows padded by 4 floats: no bank conflicts), and after a cluster barrier each sums 1/split
 // of the tile's tokens over the cluster's ranks in rank order (distributed shared memory; bitwise deterministic)
@@ -128,15 +128,16 @@ __global__ void __launch_bounds__(C::kThreads, 1)
       if (kXB) f::tma_2d(st, &xmap, static_cast<int>((g_begin + it) * 64), 0, bar);
     }
     __syncwarp();
-    // Modes 5-11: one copy of the stage's kWarps groups (consecutive in the group-major layout, format.hpp) where
-    // the row block is whole; else one copy per warp.
-    if (kMode >= 5 && kMode <= 11 && rt0 + C::kWarps <= w.row_tiles) {
-      if (lane == 0)
-        f::bulk_g2s(st + C::kXBytes, w.data + fmt12::group_index(rt0, g_begin + it, w.row_tiles) * fmt12::kBytes12,
-                    C::kWarps * fmt12::kBytes12, bar);
+    if constexpr (kMode >= 5 && kMode <= 11) {  // one copy of the stage's kWarps groups, as if stored contiguously (timing only)
+      if (lane == 0) {
+        const int64_t total = w.row_tiles * w.k_groups * fmt12::kBytes12;
+        const int64_t off = min((row_block * w.k_groups + g_begin + it) * C::kWarps * fmt12::kBytes12,
+                                total - C::kWarps * fmt12::kBytes12);
+        f::bulk_g2s(st + C::kXBytes, w.data + off, C::kWarps * fmt12::kBytes12, bar);
+      }
     } else if (lane < kWn) {
       f::bulk_g2s(st + C::kXBytes + lane * fmt12::kBytes12,
-                  w.data + fmt12::group_index(my_rt, g_begin + it, w.row_tiles) * fmt12::kBytes12, fmt12::kBytes12, bar);
+                  w.data + (my_rt * w.k_groups + g_begin + it) * fmt12::kBytes12, fmt12::kBytes12, bar);
     }
   };
   // Warp 0 initialises the barriers and issues the first stages before anything else (the exception bounds and

@@ -137,11 +137,11 @@ Packed encode16(const uint16_t* w, int64_t n, int64_t k, int base) {
   p.base = base;
   p.data.resize(static_cast<size_t>(p.row_tiles * p.k_groups) * kBytes16);
   const auto& sl = slots();
+  uint8_t* g = p.data.data();
   for (int64_t rt = 0; rt < p.row_tiles; ++rt) {
     const int64_t r0 = rt * kGroupRows;
     const int rows = static_cast<int>(std::min<int64_t>(kGroupRows, n - r0));
-    for (int64_t kg = 0; kg < p.k_groups; ++kg) {
-      uint8_t* g = p.data.data() + group_index(rt, kg, p.row_tiles) * kBytes16;
+    for (int64_t kg = 0; kg < p.k_groups; ++kg, g += kBytes16) {
       const int64_t k0 = kg * kGroupK;
       const int ks = static_cast<int>(std::min<int64_t>(kGroupK, k - k0));
       const uint16_t* src = w + r0 * k + k0;
@@ -163,11 +163,11 @@ bool encode12(const uint16_t* w, int64_t n, int64_t k, int base, int64_t expecte
   std::vector<uint64_t> exc;  // block << 32 | position << 16 | true bits
   exc.reserve(static_cast<size_t>(expected_exc));
   const auto& sl = slots();
+  uint8_t* g = p.data.data();
   for (int64_t rt = 0; rt < p.row_tiles; ++rt) {
     const int64_t r0 = rt * kGroupRows;
     const int rows = static_cast<int>(std::min<int64_t>(kGroupRows, n - r0));
-    for (int64_t kg = 0; kg < p.k_groups; ++kg) {
-      uint8_t* g = p.data.data() + group_index(rt, kg, p.row_tiles) * kBytes12;
+    for (int64_t kg = 0; kg < p.k_groups; ++kg, g += kBytes12) {
       const int64_t k0 = kg * kGroupK;
       const int ks = static_cast<int>(std::min<int64_t>(kGroupK, k - k0));
       const uint16_t* src = w + r0 * k + k0;
@@ -270,11 +270,11 @@ std::vector<uint16_t> decode_bf16(const Packed& p) {
   if (b12 && (p.base < 1 || p.base + 15 > 254))
     throw Error(fmt::format("solgemm::format::decode_bf16: base {} outside [1, 239]", p.base));
   std::vector<uint16_t> out(static_cast<size_t>(n * k));
+  const uint8_t* g = p.data.data();
   for (int64_t rt = 0; rt < p.row_tiles; ++rt) {
     const int64_t r0 = rt * kGroupRows;
     const int rows = static_cast<int>(std::min<int64_t>(kGroupRows, n - r0));
-    for (int64_t kg = 0; kg < p.k_groups; ++kg) {
-      const uint8_t* g = p.data.data() + group_index(rt, kg, p.row_tiles) * group_bytes;
+    for (int64_t kg = 0; kg < p.k_groups; ++kg, g += group_bytes) {
       const int64_t k0 = kg * kGroupK;
       const int ks = static_cast<int>(std::min<int64_t>(kGroupK, k - k0));
       uint16_t* dst = out.data() + r0 * k + k0;
@@ -407,11 +407,11 @@ PackedHiLo encode_hilo(const float* w, int64_t n, int64_t k, bool exact) {
   p.lo.resize(bytes);
   if (exact) p.lo2.resize(bytes);
   const auto& sl = slots();
+  size_t off = 0;
   for (int64_t rt = 0; rt < p.row_tiles; ++rt) {
     const int64_t r0 = rt * kGroupRows;
     const int rows = static_cast<int>(std::min<int64_t>(kGroupRows, n - r0));
-    for (int64_t kg = 0; kg < p.k_groups; ++kg) {
-      const size_t off = static_cast<size_t>(group_index(rt, kg, p.row_tiles)) * kBytes16;
+    for (int64_t kg = 0; kg < p.k_groups; ++kg, off += kBytes16) {
       const int64_t k0 = kg * kGroupK;
       const int ks = static_cast<int>(std::min<int64_t>(kGroupK, k - k0));
       const float* src = w + r0 * k + k0;
@@ -434,11 +434,11 @@ std::vector<float> decode_hilo(const PackedHiLo& p) {
     throw Error(fmt::format("solgemm::format::decode_hilo: {} x {}: term sizes do not match the layout", p.n, p.k));
   std::vector<float> out(static_cast<size_t>(p.n * p.k));
   const auto& sl = slots();
+  size_t off = 0;
   for (int64_t rt = 0; rt < p.row_tiles; ++rt) {
     const int64_t r0 = rt * kGroupRows;
     const int rows = static_cast<int>(std::min<int64_t>(kGroupRows, p.n - r0));
-    for (int64_t kg = 0; kg < p.k_groups; ++kg) {
-      const size_t off = static_cast<size_t>(group_index(rt, kg, p.row_tiles)) * kBytes16;
+    for (int64_t kg = 0; kg < p.k_groups; ++kg, off += kBytes16) {
       const int64_t k0 = kg * kGroupK;
       const int ks = static_cast<int>(std::min<int64_t>(kGroupK, p.k - k0));
       float* dst = out.data() + r0 * p.k + k0;

@@ -72,8 +72,7 @@ Matrix gen_adversarial(int64_t n, int64_t k, uint64_t seed) {
 struct Where { int64_t group; int lane, step, reg, half; };
 Where where(const fm::Packed& p, int64_t row, int64_t col) {
   const int r = static_cast<int>(row % 16), c = static_cast<int>(col % 64), kk = c % 16;
-  // group-major: the groups of one k group for every row tile, then the next k group (format.hpp group_index)
-  Where w{(col / 64) * p.row_tiles + row / 16, (r % 8) * 4 + (kk % 8) / 2, c / 16, (r / 8) | (kk / 8) << 1, kk & 1};
+  Where w{(row / 16) * p.k_groups + col / 64, (r % 8) * 4 + (kk % 8) / 2, c / 16, (r / 8) | (kk / 8) << 1, kk & 1};
   const fm::Pos q = fm::frag_pos(w.lane, w.step, w.reg, w.half);  // the inverse must agree with the header
   EXPECT_EQ(q.row, r);
   EXPECT_EQ(q.k, c);

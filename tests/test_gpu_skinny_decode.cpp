@@ -33,7 +33,7 @@ int64_t decode_all(const fmt_::Packed& p, const std::vector<uint16_t>& w, Reg&& 
   int64_t bad = 0;
   for (int64_t rt = 0; rt < p.row_tiles; ++rt)
     for (int64_t kg = 0; kg < p.k_groups; ++kg) {
-      const uint8_t* g = p.data.data() + fmt_::group_index(rt, kg, p.row_tiles) * fmt_::kBytes12;
+      const uint8_t* g = p.data.data() + (rt * p.k_groups + kg) * fmt_::kBytes12;
       uint32_t r[32][4][4];
       for (int lane = 0; lane < 32; ++lane)
         for (int s = 0; s < 4; ++s)

@@ -12,10 +12,8 @@
 // four mma.m16n8k16 A fragments (k steps s = 0..3); lane L holds, for k step s and register j = 0..3, the
 // BF16 pair (half h = 0, 1) at
 //     row = 16 * row_tile + (L >> 2) + 8 * (j & 1),   k = 64 * group + 16 * s + 2 * (L & 3) + 8 * (j >> 1) + h.
-// Groups are stored k group major, row tile minor: group index = k_group * row_tiles + row_tile (group_index
-// below), so the groups of consecutive row tiles at one k group are one contiguous run: a CTA that owns a few
-// row tiles copies its share of a k group in one bulk copy (perf-notes step 86: many small copies per stage
-// streamed slower than the memory). Inside a group the bytes are chunk-major,
+// Groups are stored row tile major, k group minor: group index = row_tile * k_groups + k_group, so a CTA that
+// owns a row tile and a k range reads one contiguous run of bytes. Inside a group the bytes are chunk-major,
 // lane-minor, 16 bytes per lane per chunk, so every warp-wide 16-byte load is 512 contiguous bytes:
 //   12-bit group (1536 B): chunk 0: low bytes of k steps 0,1   chunk 1: low bytes of k steps 2,3
 //                          chunk 2: four 32-bit "high words", one per k step
@@ -57,9 +55,6 @@ inline constexpr int kCodedExpBase = 112;           // coded BF16 exponent field
 inline constexpr uint32_t kHiMask = 0x87008700u;
 inline constexpr uint32_t kHiConst = 0x38003800u;
 inline constexpr uint16_t kPadCoded = 0x3F80;       // coded 1.0 (c = 15): fills padding and exception slots
-// Index of group (row tile rt, k group kg) in a layout of `row_tiles` row tiles (bytes: times kBytes12 or kBytes16);
-// the same order for packed12, packed16 and each hi / lo term.
-constexpr int64_t group_index(int64_t rt, int64_t kg, int64_t row_tiles) { return kg * row_tiles + rt; }
 // A matrix falls back to 16 bits when more than this fraction of its weights are exceptions.
 inline constexpr double kMaxExceptionRate = 1.0 / 1024.0;
 
@@ -76,7 +71,7 @@ struct Packed {
   int64_t n = 0, k = 0;              // logical shape
   int64_t row_tiles = 0, k_groups = 0, k_blocks = 0;
   int base = 0;                      // exponent base (12-bit code): true = coded * 2^(base - 112)
-  std::vector<uint8_t> data;         // groups, k group major (group_index; kBytes12 or kBytes16 each)
+  std::vector<uint8_t> data;         // groups, row tile major (kBytes12 or kBytes16 each)
   std::vector<uint32_t> exc_off;     // row_tiles * k_blocks + 1 offsets (12-bit code only)
   std::vector<uint32_t> exc;         // exception entries
   int64_t exceptions() const { return static_cast<int64_t>(exc.size()); }

@@ -30,7 +30,7 @@ template <>
 struct GroupRegs<true> {
   uint4 lo01, lo23, hi;  // chunk 0: low bytes of k steps 0, 1; chunk 1: of 2, 3; chunk 2: high words
   __device__ __forceinline__ void load(const PackedView& w, int64_t row_tile, int64_t group, int lane) {
-    const uint8_t* g = w.data + format::group_index(row_tile, group, w.row_tiles) * format::kBytes12 + lane * 16;
+    const uint8_t* g = w.data + (row_tile * w.k_groups + group) * format::kBytes12 + lane * 16;
     lo01 = ld_stream16(g);
     lo23 = ld_stream16(g + 512);
     hi = ld_stream16(g + 1024);
@@ -53,7 +53,7 @@ template <>
 struct GroupRegs<false> {
   uint4 r[4];  // chunk s: the four A registers of k step s, raw BF16 pairs
   __device__ __forceinline__ void load(const PackedView& w, int64_t row_tile, int64_t group, int lane) {
-    const uint8_t* g = w.data + format::group_index(row_tile, group, w.row_tiles) * format::kBytes16 + lane * 16;
+    const uint8_t* g = w.data + (row_tile * w.k_groups + group) * format::kBytes16 + lane * 16;
 #pragma unroll
     for (int s = 0; s < 4; ++s) r[s] = ld_stream16(g + 512 * s);
   }

@@ -63,7 +63,6 @@ void skinny_dispatch(const Config& cfg, const PackedView& w, const __nv_bfloat16
   a.exc = w.exc;
   a.base_add = decode::base_add(w.base);
   a.k_blocks = static_cast<int>(w.k_blocks);
-  a.tile_stride = static_cast<int>(w.row_tiles);
   apply_bench_knobs<kBench>(a, w);
   if (w.bits12) {  // the coded domain (decode.hpp); prepare checked coded_ok, or stored the matrix at 16 bits
     const int ca = decode::coded_a(w.base), d = ca - w.base;
@@ -117,7 +116,6 @@ void router_dispatch(const Config& cfg, const HiLoView& w, const __nv_bfloat16* 
   a.w0 = w.hi;
   a.w1 = w.lo;
   a.w2 = w.lo2;
-  a.tile_stride = static_cast<int>(w.row_tiles);
   apply_bench_knobs<kBench>(a, w);
   if (w.lo2 != nullptr) {
     // At most 8 compute warps: fewer row tiles per CTA first (the K order stays that of the layout, so that

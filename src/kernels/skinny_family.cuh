@@ -92,7 +92,6 @@ struct Args {
   unsigned long long* trace = nullptr;  // bench only: 8 %globaltimer stamps per CTA (see stamp())
   int max_stages = kMaxStages;       // cap on the ring depth
   int allow_cluster = 1;             // let launch use clusters when the whole grid fits at once
-  int tile_stride = 0;               // row tiles of the stored matrix: the group-major layout's stride per k group
 };
 
 // The launch arguments every policy shares (layout, x, out, split-K workspace), checked against the matrix:
@@ -399,7 +398,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   const int pre_off = ring_off + S * warps * kSlot;  // (multi-term policies: the first group's slots)
   // Lane's 16 bytes of chunk c of term t of the warp's first group.
   auto first_src = [&](int t, int c) {
-    return Src::term(a, t) + format::group_index(rt, g_begin, a.tile_stride) * Src::kTermBytes + c * 512 + lane * 16;
+    return Src::term(a, t) + (static_cast<int64_t>(rt) * a.k_groups + g_begin) * Src::kTermBytes + c * 512 + lane * 16;
   };
   uint4 bd[Src::kLoads];
   auto load_first = [&] {  // the warp's first group into registers (direct mode, and one-term policies with d0)
@@ -524,20 +523,15 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   if ((a.diag & 4) && S > 0 && warp < warps) asm volatile("bar.arrive 2, %0;\n" ::"r"((warps + 1) * 32) : "memory");
   if ((a.diag & 4) && S > 0 && warp == warps) asm volatile("bar.sync 2, %0;\n" ::"r"((warps + 1) * 32) : "memory");
   if (warp == warps && S > 0) {
-    int pn = 0, prt = 0, pg0 = 0;  // lane w: compute warp w's groups in the CTA's k range, its row tile, first group
+    int pn = 0;
+    int64_t pg = 0;
     if (lane < warps) {
-      prt = rblock * a.rt_cta + lane % a.rt_cta;
-      pg0 = (crank * a.wk + lane / a.rt_cta) * a.gpw;
-      pn = prt < a.row_tiles ? max(min(a.gpw, a.k_groups - pg0), 0) : 0;
+      const int prt = rblock * a.rt_cta + lane % a.rt_cta, g0 = (crank * a.wk + lane / a.rt_cta) * a.gpw;
+      pn = prt < a.row_tiles ? max(min(a.gpw, a.k_groups - g0), 0) : 0;
+      pg = static_cast<int64_t>(prt) * a.k_groups + g0;
     }
-    // One-term sources: the stage's groups of k warp kw (its row tiles at one k group, consecutive in the
-    // group-major layout: format.hpp) are one bulk copy, issued by lane kw (perf-notes step 86: one 1.5 KB copy per
-    // warp issued at ~31 GB/s per SM, below the memory's share; one copy of the row tiles streams at the memory's
-    // rate). kw_pn: the groups of k warp kw (those of its first warp, whose row tile is always a real one).
-    const int nv = min(a.rt_cta, a.row_tiles - rblock * a.rt_cta);
-    const int kw_pn = __shfl_sync(0xFFFFFFFFu, pn, (min(lane, a.wk - 1) * a.rt_cta) & 31);
     // (bench, no tail: stamps 4, 5, 6 = the producer's lane setup done, its first stage posted, its copies issued)
-    if (trace && (diag & 2) && lane == 0) stamp(trace, 4, prt + kw_pn == 12345 ? 1ull : 0ull);
+    if (trace && (diag & 2) && lane == 0) stamp(trace, 4, pg == 12345 ? 1ull : 0ull);
     int q = 0;
     uint32_t pph = 0;
     for (int i = d0; i < n_iter; ++i) {
@@ -550,18 +544,12 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
         if (i == d0 && trace && (diag & 2)) stamp(trace, 5);
       }
       __syncwarp();
-      if constexpr (T == 1) {
-        if (lane < a.wk && i < kw_pn) {
-          const int64_t g = format::group_index(rblock * a.rt_cta, (crank * a.wk + lane) * a.gpw + i, a.tile_stride);
-          const uint32_t dst = smem_u32(smem) + static_cast<uint32_t>(ring_off + (q * warps + lane * a.rt_cta) * kSlot);
-          bulk_g2s(dst, Src::term(a, 0) + g * Src::kTermBytes, nv * Src::kTermBytes, bars + 8u * q);
-        }
-      } else if (i < pn) {  // (multi-term: a slot holds the warp's terms back to back; one copy per term and warp)
+      if (i < pn) {
         const uint32_t dst = smem_u32(smem) + static_cast<uint32_t>(ring_off + (q * warps + lane) * kSlot);
-        const int64_t g = format::group_index(prt, pg0 + i, a.tile_stride);
 #pragma unroll
         for (int t = 0; t < T; ++t)
-          bulk_g2s(dst + t * Src::kTermBytes, Src::term(a, t) + g * Src::kTermBytes, Src::kTermBytes, bars + 8u * q);
+          bulk_g2s(dst + t * Src::kTermBytes, Src::term(a, t) + (pg + i) * Src::kTermBytes, Src::kTermBytes,
+                   bars + 8u * q);
       }
       if (i == d0 && trace && (diag & 2) && lane == 0) stamp(trace, 6);
       if (lane == 0) ring_stamp(trace, diag, i, 0);
@@ -1008,9 +996,6 @@ void launch(Args a, cudaStream_t stream) {
     throw Error(fmt::format("solgemm: skinny launch: bad layout rt_cta={} wk={} gpw={} cs={} (x and partials {} B + "
                             "one ring stage of {} B > {} B of shared memory per CTA, or more than {} warps)",
                             a.rt_cta, a.wk, a.gpw, a.cs, r0, sb, budget, MAXT / 32 - 1));
-  if (a.tile_stride < a.row_tiles)
-    throw Error(fmt::format("solgemm: skinny launch: the stored matrix has {} row tiles, fewer than the {} computed",
-                            a.tile_stride, a.row_tiles));
   const WsNeed need = ws_need(a.m, a.rows, a.rt_cta, a.cs, NT);
   if (need.floats > a.ws_cap || need.counters > a.cnt_cap)
     throw Error(fmt::format("solgemm: skinny launch: split-K workspace too small ({} floats, {} counters needed; {}, "

@@ -106,7 +106,7 @@ struct StageLoader {
       const int64_t rt = row_tile0 + wp;
       const bool ok = rt < w.row_tiles;
       wok |= (ok ? 1u : 0u) << j;
-      wsrc[j] = w.data + format::group_index(ok ? rt : 0, g_begin, w.row_tiles) * C::kGroupBytes + cc * 16;
+      wsrc[j] = w.data + ((ok ? rt : 0) * w.k_groups + g_begin) * C::kGroupBytes + cc * 16;
       wdst[j] = C::kXBytes + wp * C::kGroupBytes + cc * 16;
     }
   }
@@ -125,8 +125,7 @@ struct StageLoader {
     }
 #pragma unroll
     for (int j = 0; j < kW; ++j)
-      cp_async16(stage + wdst[j], wsrc[j] + static_cast<int64_t>(it) * w.row_tiles * C::kGroupBytes,
-                 ((wok >> j) & 1) ? 16 : 0);  // (the next k group: row_tiles groups on, format.hpp)
+      cp_async16(stage + wdst[j], wsrc[j] + static_cast<int64_t>(it) * C::kGroupBytes, ((wok >> j) & 1) ? 16 : 0);
   }
 };
 
@@ -455,7 +454,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
     family::issue_stage(family::smem_u32(&full[slot]), smem0 + slot * C::kStageBytes, &xmap,
                         static_cast<int>((g_begin + it) * 64), C::kStageBytes, C::kXBytes, lane,
                         C::kTerms * C::kWarps, format::kBytes16,
-                        [&](int) { return term_base + format::group_index(my_rt, g_begin + it, w.row_tiles) * format::kBytes16; });
+                        [&](int) { return term_base + (my_rt * w.k_groups + g_begin + it) * format::kBytes16; });
   };
   if (warp == 0)
     for (int s = 0; s < C::kStages && s < n_iter; ++s) issue(s, s);
