@@ -196,7 +196,7 @@ std::string tune_key(int dev, int64_t n, int64_t k, size_t ws) {
 
 // Times, cold (a 256 MB read before each replay), the default cublasGemmEx and the heuristic's candidates for
 // every bucket and row set, each captured into a graph, plus split-K variants (2 .. 16 splits, FP32 partials
-// reduced out of place in a fixed order: deterministic) of the first three candidates. The three fastest
+// reduced out of place in a fixed order: deterministic) of the first three candidates. The five fastest
 // candidates (medians of 9) are timed again against the default in 15 interleaved pairs each; the one with the
 // best median ratio is kept if it beats the default by more than 2% (perf-notes step 54: the screen's single
 // fastest was often a lucky draw, which made the choice differ from one prepare to the next).
