@@ -17,7 +17,8 @@
 // "-stream"; "-lasttail": the split-K tail summed by each tile's last arrival alone (before session 10).
 // "timeline" rows: per-CTA %globaltimer stamps (Timer::timeline), plan layout with and without exceptions.
 // Usage: skinny_bench [reps=100] [diag|-] [m list, e.g. 1,8,16,32]; SKINNY_ONLY=<shape> runs that shape alone,
-// SKINNY_QUICK=1 fewer diagnostic rows.
+// SKINNY_QUICK=1 fewer diagnostic rows; SKINNY_RING=1 adds the ring trace of the first layout (per ring iteration:
+// the producer's refill allowed / copies issued, warp 0 and the last warp past the stage's barrier).
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <fmt/format.h>
@@ -142,7 +143,8 @@ int main(int argc, char** argv) {
               "GB/s", "rel_vs_1st");
   // SKINNY_ONLY=<shape name>: that shape alone, no router section (for a profiler run).
   const char* only = std::getenv("SKINNY_ONLY");
-  // SKINNY_QUICK=1: of the diagnostic rows only -noexc, -ring-notail, -nowait, -iadd, -nowait-iadd; no ring caps.
+  // SKINNY_QUICK=1: of the diagnostic rows only -noexc, -ring-notail, -benchk, -nowait, -iadd, -nowait-iadd, -nod0,
+  // -lasttail; no ring caps.
   const bool quick = std::getenv("SKINNY_QUICK") != nullptr;
   for (const Shape& sh : shapes) {
     if (only && std::string(only) != sh.name) continue;
@@ -281,7 +283,7 @@ int main(int argc, char** argv) {
                     });
       }
       if (std::getenv("SKINNY_RING")) {
-        // Ring trace of the plan's layout (perf-notes step 86): per ring iteration, medians over CTAs of the time
+        // Ring trace of the plan's layout (perf-notes step 87): per ring iteration, medians over CTAs of the time
         // (us after the CTA's entry) the producer was allowed to refill for it (its empty wait returned), issued
         // its copies, warp 0 and the last compute warp passed its full barrier; the kernel, and the stream alone.
         const solgemm::Config c = cfg_of(sh.cands[0], nt);

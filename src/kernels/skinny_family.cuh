@@ -206,7 +206,7 @@ __device__ __forceinline__ void stamp(unsigned long long* trace, int i, unsigned
 // Bench ring trace (diag & kRingTrace, with a trace buffer): per CTA and ring iteration i < 64, %globaltimer at
 // kind 0 the producer's copies of stage i issued, 1 warp 0 past stage i's full barrier, 2 the last compute warp
 // past it, 3 the producer allowed to refill for i (its empty wait returned); after the 8-per-CTA timeline
-// region of kRingTraceOff entries (perf-notes step 86).
+// region of kRingTraceOff entries (perf-notes step 87).
 constexpr int kRingTrace = 1 << 22, kRingTraceOff = 16384;
 __device__ __forceinline__ void ring_stamp(unsigned long long* trace, int diag, int i, int kind) {
   if (trace && (diag & kRingTrace) && i < 64) {

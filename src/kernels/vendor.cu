@@ -82,9 +82,9 @@ __global__ void flush_l2(const uint4* __restrict__ p, size_t n, unsigned* sink) 
 }
 
 // x for the tuner's timings: N(0, 1)-like values (Box-Muller on a hash of the index), as the judge's inputs and
-// real activations are. Tensor-core power, and so the SM clock under load, depends on the operands' bits: a
-// periodic pattern of a few short values (this tuner's x before session 15) ran some tiles at a higher clock
-// than random data does, and ranked near-ties differently from the judge (perf-notes step 86).
+// real activations are. Tensor-core power, and so the SM clock under load, depends on the operands' bits, so a
+// periodic pattern of a few short values (this tuner's x before session 15) may rank near-ties otherwise than
+// real data does (our guess; perf-notes step 86: with it, the pooler's m = 128 choice was the same in three runs).
 __device__ __forceinline__ uint32_t fill_hash(uint64_t v) {
   v ^= v >> 33;
   v *= 0xff51afd7ed558ccdull;
