@@ -43,18 +43,23 @@ namespace {
 
 using namespace bench;  // NOLINT: the shared timing helpers
 
-// The library's kernels, or the bench's instantiations (diagnostics compiled in) when a view asks for one.
+// The library's kernels; with stamps asked for and no other diagnostic, the trace-only instantiation (the
+// library's loop plus the stamps: timelines and ring traces of the plan rows, perf-notes step 89); else the
+// bench's instantiation with every diagnostic compiled in.
 void run_skinny(const solgemm::Config& c, const solgemm::kernels::PackedView& v, const __nv_bfloat16* x, int64_t m,
                 __nv_bfloat16* out, int64_t rows, cudaStream_t s) {
-  if (v.diag != 0 || v.trace != nullptr)
-    solgemm::kernels::family::skinny_dispatch<true>(c, v, x, m, out, rows, s);
+  namespace fam = solgemm::kernels::family;
+  if (v.trace != nullptr && (v.diag & ~fam::kRingTrace) == 0)
+    fam::skinny_dispatch<fam::kTraceOnly>(c, v, x, m, out, rows, s);
+  else if (v.diag != 0 || v.trace != nullptr)
+    fam::skinny_dispatch<fam::kDiagnostics>(c, v, x, m, out, rows, s);
   else
     solgemm::kernels::launch_skinny(c, v, x, m, out, rows, s);
 }
 void run_router(const solgemm::Config& c, const solgemm::kernels::HiLoView& v, const __nv_bfloat16* x, int64_t m,
                 float* out, int64_t rows, cudaStream_t s) {
   if (v.diag != 0 || v.trace != nullptr)
-    solgemm::kernels::family::router_dispatch<true>(c, v, x, m, out, rows, s);
+    solgemm::kernels::family::router_dispatch<solgemm::kernels::family::kDiagnostics>(c, v, x, m, out, rows, s);
   else
     solgemm::kernels::launch_router(c, v, x, m, out, rows, s);
 }

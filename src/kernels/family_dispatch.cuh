@@ -1,6 +1,7 @@
 // Dispatch of the skinny family's launches (skinny.cu: packed BF16 weights; router.cu: FP32 as BF16 hi + lo)
-// onto the compiled kernel variants. kBench = false in the library; the bench (bench/skinny_bench.cu)
-// instantiates kBench = true, whose kernels honour the views' diagnostic knobs (diag, trace).
+// onto the compiled kernel variants. kBench = kLibrary (0) in the library; the bench (bench/skinny_bench.cu)
+// instantiates kBench = kDiagnostics, whose kernels honour the views' diagnostic knobs (diag, trace), and
+// kTraceOnly, whose kernels are the library's plus the timeline and ring-trace stamps (skinny_family.cuh).
 #pragma once
 
 #include <cmath>
@@ -12,9 +13,9 @@ namespace solgemm::kernels::family {
 
 // The bench-only knobs of a weight view (PackedView, HiLoView: kernels.hpp). The library's kernels have no
 // diagnostics compiled in: asking them for one is an error, not a silent no-op.
-template <bool kBench, class View>
+template <int kBench, class View>
 inline void apply_bench_knobs(Args& a, const View& w) {
-  if constexpr (kBench) {
+  if constexpr (kBench != kLibrary) {
     a.diag = w.diag;
     a.trace = w.trace;
   } else {
@@ -31,7 +32,7 @@ inline void apply_bench_knobs(Args& a, const View& w) {
 // of <= 15 + 1 warps or 1 CTA of <= 31 + 1 share an SM; n_tiles 4 needs ~80-96: 2 CTAs of <= 7 + 1 or 1 of
 // <= 18 + 1. m > 32 runs as 32-token chunks (grid y; the weights of the second chunk come from L2).
 // A grid of at most one CTA per SM takes the 1-CTA variant (the whole shared memory for the weight ring).
-template <class Src, int NT, int WARPS2, int WARPS1, bool kBench>
+template <class Src, int NT, int WARPS2, int WARPS1, int kBench>
 void skinny_nt(const Args& a, cudaStream_t stream) {
   if constexpr (WARPS2 > 0) {
     const dim3 g = grid_of(a, NT);
@@ -43,7 +44,7 @@ void skinny_nt(const Args& a, cudaStream_t stream) {
   launch<Src, NT, (WARPS1 + 1) * 32, 1, kBench>(a, stream);
 }
 
-template <class Src, bool kBench>
+template <class Src, int kBench>
 void skinny_src(const Config& cfg, const Args& a, cudaStream_t stream) {
   switch (cfg.n_tiles) {
     case 1: skinny_nt<Src, 1, 15, 31, kBench>(a, stream); return;
@@ -54,7 +55,7 @@ void skinny_src(const Config& cfg, const Args& a, cudaStream_t stream) {
   throw Error(fmt::format("solgemm: skinny: n_tiles = {}; compiled variants are 1, 2, 4 (more tokens: chunks of 32)", cfg.n_tiles));
 }
 
-template <bool kBench>
+template <int kBench>
 void skinny_dispatch(const Config& cfg, const PackedView& w, const __nv_bfloat16* x, int64_t m, __nv_bfloat16* out,
                      int64_t rows, cudaStream_t stream) {
   Args a = make_args("skinny", cfg, x, out, m, rows, w.k, w.k_groups, w.split);
@@ -82,7 +83,7 @@ void skinny_dispatch(const Config& cfg, const PackedView& w, const __nv_bfloat16
 
 // ---- router (hi + lo, or hi + lo + lo2 exact) -----------------------------------------------------------------
 // Exact mode (three terms) needs more registers: at most 8 compute warps per CTA (+ the producer warp).
-template <class Src, bool kBench>
+template <class Src, int kBench>
 void router_src(const Config& cfg, const Args& a, cudaStream_t stream) {
   constexpr int kMaxT = Src::kTerms == 3 ? 288 : 544;  // compute warps + the producer warp
   // Exact mode has no 64-token variant (registers): the same layout walks 32-token chunks instead.
@@ -98,7 +99,7 @@ void router_src(const Config& cfg, const Args& a, cudaStream_t stream) {
       return;
     case 8:  // 64 tokens per warp (hi + lo only), at most 8 compute warps per CTA: the bench's comparison only (the
              // plan sends 65..256 tokens to the wide family's hi + lo source, perf-notes step 56)
-      if constexpr (Src::kTerms == 2 && kBench) {
+      if constexpr (Src::kTerms == 2 && kBench != kLibrary) {
         launch<Src, 8, 288, 1, kBench>(a, stream);
         return;
       }
@@ -109,7 +110,7 @@ void router_src(const Config& cfg, const Args& a, cudaStream_t stream) {
                           cfg.n_tiles));
 }
 
-template <bool kBench>
+template <int kBench>
 void router_dispatch(const Config& cfg, const HiLoView& w, const __nv_bfloat16* x, int64_t m, float* out,
                      int64_t rows, cudaStream_t stream) {
   Args a = make_args("router", cfg, x, out, m, rows, w.k, w.k_groups, w.split);

@@ -17,7 +17,7 @@ namespace solgemm::kernels {
 
 void launch_router(const Config& cfg, const HiLoView& w, const __nv_bfloat16* x, int64_t m, float* out,
                    int64_t rows, cudaStream_t stream) {
-  family::router_dispatch<false>(cfg, w, x, m, out, rows, stream);
+  family::router_dispatch<family::kLibrary>(cfg, w, x, m, out, rows, stream);
 }
 
 }  // namespace solgemm::kernels

@@ -208,6 +208,10 @@ __device__ __forceinline__ void stamp(unsigned long long* trace, int i, unsigned
 // past it, 3 the producer allowed to refill for i (its empty wait returned); after the 8-per-CTA timeline
 // region of kRingTraceOff entries (perf-notes step 87).
 constexpr int kRingTrace = 1 << 22, kRingTraceOff = 16384;
+// The kernels' instantiations (skinny_kernel's kBench): the library's (no diagnostics compiled in); the bench's
+// with every diagnostic knob (Args::diag, Args::trace); the bench's with the stamps alone (timeline and ring
+// trace: the library's loop otherwise, perf-notes step 89).
+constexpr int kLibrary = 0, kDiagnostics = 1, kTraceOnly = 2;
 __device__ __forceinline__ void ring_stamp(unsigned long long* trace, int diag, int i, int kind) {
   if (trace && (diag & kRingTrace) && i < 64) {
     unsigned long long v;
@@ -360,16 +364,17 @@ constexpr bool x_phases_ok() {
 
 // kCluster: the cs CTAs of a tile are one thread-block cluster and reduce through distributed shared memory
 // (a separate instantiation, so that the workspace variant keeps its register allocation).
-template <class Src, int NT, int MAXT, int MINB, bool kCluster, bool kBench>
+template <class Src, int NT, int MAXT, int MINB, bool kCluster, int kBench>
 __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   extern __shared__ __align__(128) uint8_t smem[];
   constexpr int T = Src::kTerms;
   constexpr int kSlot = Src::kLoads * 512;  // bytes of one group (all terms) in a ring slot
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int nthreads = blockDim.x;
-  // Bench-only knobs (Args::diag, Args::trace): compiled in only for the bench's instantiations (kBench).
-  const int diag = kBench ? a.diag : 0;
-  unsigned long long* const trace = kBench ? a.trace : nullptr;
+  // Bench-only knobs (Args::diag, Args::trace): compiled in only for the bench's instantiations (kBench): all of
+  // them (kDiagnostics), or the stamps alone (kTraceOnly: every other diag test folds away, the library's loop).
+  const int diag = kBench == kDiagnostics ? a.diag : kBench == kTraceOnly ? (a.diag & kRingTrace) : 0;
+  unsigned long long* const trace = kBench != kLibrary ? a.trace : nullptr;
   const int crank = static_cast<int>(blockIdx.x) % a.cs;  // K split of this CTA
   const int rblock = static_cast<int>(blockIdx.x) / a.cs;
   const int tok0 = blockIdx.y * 8 * NT;                  // token chunk
@@ -968,7 +973,7 @@ inline WsNeed ws_need(int m, int rows, int rt_cta, int cs, int nt) {
 
 // One launch: grid (cs * row blocks, token chunks), rt_cta * wk compute warps + 1 producer warp; clusters of cs
 // CTAs when the whole grid fits at once (split K through DSMEM), else none (split K through the workspace).
-template <class Src, int NT, int MAXT, int MINB, bool kBench = false>
+template <class Src, int NT, int MAXT, int MINB, int kBench = kLibrary>
 void launch(Args a, cudaStream_t stream) {
   auto kern = skinny_kernel<Src, NT, MAXT, MINB, false, kBench>;
   auto kern_c = skinny_kernel<Src, NT, MAXT, MINB, true, kBench>;
