@@ -18,7 +18,9 @@
 // "timeline" rows: per-CTA %globaltimer stamps (Timer::timeline), plan layout with and without exceptions.
 // Usage: skinny_bench [reps=100] [diag|-] [m list, e.g. 1,8,16,32]; SKINNY_ONLY=<shape> runs that shape alone,
 // SKINNY_QUICK=1 fewer diagnostic rows; SKINNY_RING=1 adds the ring trace of the first layout (per ring iteration:
-// the producer's refill allowed / copies issued, warp 0 and the last warp past the stage's barrier).
+// the producer's refill allowed / copies issued, warp 0 and the last warp past the stage's barrier); SKINNY_GM=1
+// times every layout of the list on a group-major copy of the groups with one bulk copy per k warp and stage, on the
+// library's loop (perf-notes step 89), beside the library's kernel, with timelines (and ring traces with SKINNY_RING).
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <fmt/format.h>
@@ -43,13 +45,13 @@ namespace {
 
 using namespace bench;  // NOLINT: the shared timing helpers
 
-// The library's kernels; with stamps asked for and no other diagnostic, the trace-only instantiation (the
-// library's loop plus the stamps: timelines and ring traces of the plan rows, perf-notes step 89); else the
-// bench's instantiation with every diagnostic compiled in.
+// The library's kernels; with stamps or the group-major copy asked for and no other diagnostic, the trace-only
+// instantiation (the library's loop plus the stamps: timelines and ring traces of the plan rows, perf-notes step 89);
+// else the bench's instantiation with every diagnostic compiled in.
 void run_skinny(const solgemm::Config& c, const solgemm::kernels::PackedView& v, const __nv_bfloat16* x, int64_t m,
                 __nv_bfloat16* out, int64_t rows, cudaStream_t s) {
   namespace fam = solgemm::kernels::family;
-  if (v.trace != nullptr && (v.diag & ~fam::kRingTrace) == 0)
+  if ((v.trace != nullptr || v.diag != 0) && (v.diag & ~(fam::kRingTrace | fam::kGroupMajor)) == 0)
     fam::skinny_dispatch<fam::kTraceOnly>(c, v, x, m, out, rows, s);
   else if (v.diag != 0 || v.trace != nullptr)
     fam::skinny_dispatch<fam::kDiagnostics>(c, v, x, m, out, rows, s);
@@ -163,6 +165,17 @@ int main(int argc, char** argv) {
     uint32_t *d_off, *d_exc;
     CK(cudaMalloc(&d_data, pk.data.size()));
     CK(cudaMemcpy(d_data, pk.data.data(), pk.data.size(), cudaMemcpyHostToDevice));
+    // SKINNY_GM=1: a group-major copy of the groups (k group major, row tile minor; perf-notes step 89).
+    uint8_t* d_data_gm = nullptr;
+    if (std::getenv("SKINNY_GM")) {
+      const size_t gb = pk.data.size() / static_cast<size_t>(pk.row_tiles * pk.k_groups);
+      std::vector<uint8_t> gm(pk.data.size());
+      for (int64_t rt = 0; rt < pk.row_tiles; ++rt)
+        for (int64_t kg = 0; kg < pk.k_groups; ++kg)
+          std::copy_n(pk.data.data() + (rt * pk.k_groups + kg) * gb, gb, gm.data() + (kg * pk.row_tiles + rt) * gb);
+      CK(cudaMalloc(&d_data_gm, gm.size()));
+      CK(cudaMemcpy(d_data_gm, gm.data(), gm.size(), cudaMemcpyHostToDevice));
+    }
     CK(cudaMalloc(&d_off, pk.exc_off.size() * 4 + 4));
     CK(cudaMemcpy(d_off, pk.exc_off.data(), pk.exc_off.size() * 4, cudaMemcpyHostToDevice));
     CK(cudaMalloc(&d_exc, pk.exc.size() * 4 + 4));
@@ -293,8 +306,10 @@ int main(int argc, char** argv) {
         // its copies, warp 0 and the last compute warp passed its full barrier; the kernel, and the stream alone.
         const solgemm::Config c = cfg_of(sh.cands[0], nt);
         const int ctas = c.split_k * static_cast<int>(((sh.rows + 15) / 16 + c.rt_cta - 1) / c.rt_cta);
-        for (const int dg : {0, 3}) {
+        for (const int dg : {0, 3, solgemm::kernels::family::kGroupMajor}) {
+          if (dg == solgemm::kernels::family::kGroupMajor && d_data_gm == nullptr) continue;
           solgemm::kernels::PackedView vt = v;
+          if (dg == solgemm::kernels::family::kGroupMajor) vt.data = d_data_gm;
           vt.diag = dg | solgemm::kernels::family::kRingTrace;
           vt.trace = trace;
           const size_t n_tr = solgemm::kernels::family::kRingTraceOff + static_cast<size_t>(ctas) * 256;
@@ -306,7 +321,7 @@ int main(int argc, char** argv) {
           CK(cudaMemcpy(tr.data(), trace, n_tr * 8, cudaMemcpyDeviceToHost));
           std::printf("ring %s m=%d %s%s (us after each CTA's entry, median over %d CTAs): i: refill-ok issued "
                       "land-w0 land-wlast\n", sh.name, m, lstr(sh.cands[0]).c_str(),
-                      dg ? "-ring-notail" : "", ctas);
+                      dg == 3 ? "-ring-notail" : dg ? "-gm" : "", ctas);
           for (int i = 0; i < std::min(64, c.gpw); ++i) {
             double med[4];
             for (int kind = 0; kind < 4; ++kind) {
@@ -321,6 +336,54 @@ int main(int argc, char** argv) {
             }
             std::printf("  %2d: %6.2f %6.2f %6.2f %6.2f\n", i, med[3], med[0], med[1], med[2]);
           }
+        }
+      }
+      if (d_data_gm != nullptr) {
+        // The group-major copy with one bulk copy per k warp and stage (kGroupMajor, perf-notes step 89) on the
+        // library's loop (trace-only instantiation), against the library's kernel, every layout of the list: time,
+        // bitwise the same output; then the plan layout's timeline and, with SKINNY_RING, its ring trace.
+        for (const Layout& l : sh.cands) {
+          const solgemm::Config c = cfg_of(l, nt);
+          solgemm::kernels::PackedView vl = v, vg = v;
+          vl.max_stages = vg.max_stages = l.stages;
+          vg.data = d_data_gm;
+          vg.diag = solgemm::kernels::family::kGroupMajor;
+          std::vector<uint16_t> o[2];
+          float us[2];
+          bool ok = true;
+          for (int j = 0; j < 2 && ok; ++j) {
+            const solgemm::kernels::PackedView& vv = j ? vg : vl;
+            try {
+              CK(cudaMemset(out, 0xFF, static_cast<size_t>(m) * sh.rows * 2));
+              run_skinny(c, vv, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
+              CK(cudaStreamSynchronize(tm.s));
+            } catch (const std::exception& e) {
+              std::printf("%-12s %4d %-18s launch failed: %s\n", sh.name, m, lstr(l).c_str(), e.what());
+              cudaGetLastError();
+              ok = false;
+              break;
+            }
+            o[j].resize(static_cast<size_t>(m) * sh.rows);
+            CK(cudaMemcpy(o[j].data(), out, o[j].size() * 2, cudaMemcpyDeviceToHost));
+            us[j] = tm.time([&] { run_skinny(c, vv, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s); }) - fixed;
+          }
+          if (!ok) continue;
+          std::printf("%-12s %4d %-18s library %7.2f us, group-major one copy per k warp %7.2f us (%s)\n", sh.name, m,
+                      lstr(l).c_str(), us[0], us[1], o[0] == o[1] ? "same bits" : "OUTPUT DIFFERS");
+        }
+        const solgemm::Config c = cfg_of(sh.cands[0], nt);
+        const int ctas = c.split_k * static_cast<int>(((sh.rows + 15) / 16 + c.rt_cta - 1) / c.rt_cta);
+        for (const int g : {0, 1}) {
+          solgemm::kernels::PackedView vt = v;
+          if (g) {
+            vt.data = d_data_gm;
+            vt.diag = solgemm::kernels::family::kGroupMajor;
+          }
+          tm.timeline(fmt::format("{} m={} {}{}", sh.name, m, lstr(sh.cands[0]), g ? "-gm (trace-only)" : " (trace-only)").c_str(),
+                      ctas, trace, [&](unsigned long long* tr) {
+                        vt.trace = tr;
+                        run_skinny(c, vt, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
+                      });
         }
       }
       if (std::getenv("SKINNY_WARM") && m == 1) {
@@ -364,6 +427,7 @@ int main(int argc, char** argv) {
     }
     std::fflush(stdout);
     CK(cudaFree(d_data));
+    if (d_data_gm != nullptr) CK(cudaFree(d_data_gm));
     CK(cudaFree(d_off));
     CK(cudaFree(d_exc));
     CK(cudaFree(d_zero));

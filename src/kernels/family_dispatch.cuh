@@ -18,6 +18,7 @@ inline void apply_bench_knobs(Args& a, const View& w) {
   if constexpr (kBench != kLibrary) {
     a.diag = w.diag;
     a.trace = w.trace;
+    a.tile_stride = static_cast<int>(w.row_tiles);  // (kGroupMajor: the bench's copy has all the matrix's row tiles)
   } else {
     if (w.diag != 0 || w.trace != nullptr)
       throw Error("solgemm: diagnostic knobs (diag, trace) need the bench's kernel instantiations");

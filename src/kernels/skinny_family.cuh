@@ -92,6 +92,7 @@ struct Args {
   unsigned long long* trace = nullptr;  // bench only: 8 %globaltimer stamps per CTA (see stamp())
   int max_stages = kMaxStages;       // cap on the ring depth
   int allow_cluster = 1;             // let launch use clusters when the whole grid fits at once
+  int tile_stride = 0;               // bench only (kGroupMajor): row tiles per k group of the group-major copy
 };
 
 // The launch arguments every policy shares (layout, x, out, split-K workspace), checked against the matrix:
@@ -212,6 +213,11 @@ constexpr int kRingTrace = 1 << 22, kRingTraceOff = 16384;
 // with every diagnostic knob (Args::diag, Args::trace); the bench's with the stamps alone (timeline and ring
 // trace: the library's loop otherwise, perf-notes step 89).
 constexpr int kLibrary = 0, kDiagnostics = 1, kTraceOnly = 2;
+// Bench only (one-term sources; kept by the trace-only instantiation): Args::w0 is a group-major copy of the packed
+// groups (k group major, row tile minor, Args::tile_stride row tiles per k group: made by the bench), and the
+// producer fetches each k warp's row tiles of a stage with one bulk copy (perf-notes step 89's layout, measured on
+// the library's loop without changing the library's format).
+constexpr int kGroupMajor = 1 << 23;
 __device__ __forceinline__ void ring_stamp(unsigned long long* trace, int diag, int i, int kind) {
   if (trace && (diag & kRingTrace) && i < 64) {
     unsigned long long v;
@@ -373,7 +379,8 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   const int nthreads = blockDim.x;
   // Bench-only knobs (Args::diag, Args::trace): compiled in only for the bench's instantiations (kBench): all of
   // them (kDiagnostics), or the stamps alone (kTraceOnly: every other diag test folds away, the library's loop).
-  const int diag = kBench == kDiagnostics ? a.diag : kBench == kTraceOnly ? (a.diag & kRingTrace) : 0;
+  const int diag = kBench == kDiagnostics ? a.diag : kBench == kTraceOnly ? (a.diag & (kRingTrace | kGroupMajor)) : 0;
+  const bool gm = Src::kTerms == 1 && (diag & kGroupMajor) != 0;  // (bench: the group-major copy, one copy per k warp)
   unsigned long long* const trace = kBench != kLibrary ? a.trace : nullptr;
   const int crank = static_cast<int>(blockIdx.x) % a.cs;  // K split of this CTA
   const int rblock = static_cast<int>(blockIdx.x) / a.cs;
@@ -403,7 +410,8 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   const int pre_off = ring_off + S * warps * kSlot;  // (multi-term policies: the first group's slots)
   // Lane's 16 bytes of chunk c of term t of the warp's first group.
   auto first_src = [&](int t, int c) {
-    return Src::term(a, t) + (static_cast<int64_t>(rt) * a.k_groups + g_begin) * Src::kTermBytes + c * 512 + lane * 16;
+    const int64_t grp = gm ? static_cast<int64_t>(g_begin) * a.tile_stride + rt : static_cast<int64_t>(rt) * a.k_groups + g_begin;
+    return Src::term(a, t) + grp * Src::kTermBytes + c * 512 + lane * 16;
   };
   uint4 bd[Src::kLoads];
   auto load_first = [&] {  // the warp's first group into registers (direct mode, and one-term policies with d0)
@@ -549,7 +557,15 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
         if (i == d0 && trace && (diag & 2)) stamp(trace, 5);
       }
       __syncwarp();
-      if (i < pn) {
+      if (gm) {  // (bench: lane kw copies k warp kw's row tiles of the stage, consecutive in the group-major copy)
+        const int kw_pn = __shfl_sync(0xFFFFFFFFu, pn, (min(lane, a.wk - 1) * a.rt_cta) & 31);
+        if (lane < a.wk && i < kw_pn) {
+          const int nv = min(a.rt_cta, a.row_tiles - rblock * a.rt_cta);
+          const int64_t grp = static_cast<int64_t>((crank * a.wk + lane) * a.gpw + i) * a.tile_stride + rblock * a.rt_cta;
+          const uint32_t dst = smem_u32(smem) + static_cast<uint32_t>(ring_off + (q * warps + lane * a.rt_cta) * kSlot);
+          bulk_g2s(dst, Src::term(a, 0) + grp * Src::kTermBytes, nv * Src::kTermBytes, bars + 8u * q);
+        }
+      } else if (i < pn) {
         const uint32_t dst = smem_u32(smem) + static_cast<uint32_t>(ring_off + (q * warps + lane) * kSlot);
 #pragma unroll
         for (int t = 0; t < T; ++t)
