@@ -183,17 +183,7 @@ int main(int argc, char** argv) {
     CK(cudaMalloc(&d_zero, pk.exc_off.size() * 4 + 4));
     CK(cudaMemset(d_zero, 0, pk.exc_off.size() * 4 + 4));
     CK(cudaMemcpy(d_exc, pk.exc.data(), pk.exc.size() * 4, cudaMemcpyHostToDevice));
-    solgemm::kernels::PackedView v;
-    v.data = d_data;
-    v.exc_off = d_off;
-    v.exc = d_exc;
-    v.bits12 = pk.code == solgemm::format::Code::bits12;
-    v.base = pk.base;
-    v.n = sh.n;
-    v.k = sh.k;
-    v.row_tiles = pk.row_tiles;
-    v.k_groups = pk.k_groups;
-    v.k_blocks = pk.k_blocks;
+    solgemm::kernels::PackedView v = packed_view(pk, d_data, d_off, d_exc);
     v.split = split;
     // Bytes the call reads for its rows: groups of the computed row tiles + exception tables (approx.).
     const double frac = static_cast<double>((sh.rows + 15) / 16) / static_cast<double>(pk.row_tiles);

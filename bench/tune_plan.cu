@@ -283,17 +283,11 @@ int main(int argc, char** argv) {
       std::vector<uint16_t> hw(static_cast<size_t>(sh.n * sh.k));
       CK(cudaMemcpy(hw.data(), dw, hw.size() * 2, cudaMemcpyDeviceToHost));
       const solgemm::format::Packed pk = solgemm::format::encode_bf16(hw.data(), sh.n, sh.k);
-      pv.data = static_cast<const uint8_t*>(upload(pk.data.data(), pk.data.size()));
-      pv.exc_off = static_cast<const uint32_t*>(upload(pk.exc_off.data(), pk.exc_off.size() * 4));
-      pv.exc = static_cast<const uint32_t*>(upload(pk.exc.data(), pk.exc.size() * 4));
-      pv.bits12 = pk.code == solgemm::format::Code::bits12;
-      pv.base = pk.base;
-      pv.n = sh.n;
-      pv.k = sh.k;
-      pv.row_tiles = pk.row_tiles;
-      pv.k_groups = k_groups = pk.k_groups;
-      pv.k_blocks = pk.k_blocks;
+      pv = packed_view(pk, static_cast<const uint8_t*>(upload(pk.data.data(), pk.data.size())),
+                       static_cast<const uint32_t*>(upload(pk.exc_off.data(), pk.exc_off.size() * 4)),
+                       static_cast<const uint32_t*>(upload(pk.exc.data(), pk.exc.size() * 4)));
       pv.split = split;
+      k_groups = pk.k_groups;
       table = solgemm::kernels::tune_vendor(blas, dw, sh.n, sh.k, tm.s, "");
       stored = pk.describe();
     }

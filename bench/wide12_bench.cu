@@ -389,17 +389,7 @@ void run_shape(bench::Timer& tm, float fixed, cublasHandle_t h, const Shape& sh,
   if (!pk.exc.empty()) CK(cudaMemcpy(d_exc, pk.exc.data(), pk.exc.size() * 4, cudaMemcpyHostToDevice));
   CK(cudaMemcpy(d_w, hw.data(), hw.size() * 2, cudaMemcpyHostToDevice));
   CK(cudaMemcpy(d_x, hx.data(), hx.size() * 2, cudaMemcpyHostToDevice));
-  k::PackedView w;
-  w.data = d_data;
-  w.exc_off = d_off;
-  w.exc = d_exc;
-  w.bits12 = true;
-  w.base = pk.base;
-  w.n = sh.n;
-  w.k = sh.k;
-  w.row_tiles = pk.row_tiles;
-  w.k_groups = pk.k_groups;
-  w.k_blocks = pk.k_blocks;
+  const k::PackedView w = bench::packed_view(pk, d_data, d_off, d_exc);  // (12-bit: checked above)
   // cuBLAS, as the judge's baseline calls it (out^T = W x^T, BF16 out, FP32 compute).
   auto cublas = [&] {
     const float one = 1.f, zero = 0.f;

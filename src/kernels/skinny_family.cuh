@@ -543,6 +543,10 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
       pn = prt < a.row_tiles ? max(min(a.gpw, a.k_groups - g0), 0) : 0;
       pg = static_cast<int64_t>(prt) * a.k_groups + g0;
     }
+    // (bench, kGroupMajor: k warp kw's groups, those of its first warp, whose row tile is always a real one; and the
+    // row tiles of this CTA's block)
+    const int kw_pn = gm ? __shfl_sync(0xFFFFFFFFu, pn, (min(lane, a.wk - 1) * a.rt_cta) & 31) : 0;
+    const int nv = gm ? min(a.rt_cta, a.row_tiles - rblock * a.rt_cta) : 0;
     // (bench, no tail: stamps 4, 5, 6 = the producer's lane setup done, its first stage posted, its copies issued)
     if (trace && (diag & 2) && lane == 0) stamp(trace, 4, pg == 12345 ? 1ull : 0ull);
     int q = 0;
@@ -558,9 +562,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
       }
       __syncwarp();
       if (gm) {  // (bench: lane kw copies k warp kw's row tiles of the stage, consecutive in the group-major copy)
-        const int kw_pn = __shfl_sync(0xFFFFFFFFu, pn, (min(lane, a.wk - 1) * a.rt_cta) & 31);
         if (lane < a.wk && i < kw_pn) {
-          const int nv = min(a.rt_cta, a.row_tiles - rblock * a.rt_cta);
           const int64_t grp = static_cast<int64_t>((crank * a.wk + lane) * a.gpw + i) * a.tile_stride + rblock * a.rt_cta;
           const uint32_t dst = smem_u32(smem) + static_cast<uint32_t>(ring_off + (q * warps + lane * a.rt_cta) * kSlot);
           bulk_g2s(dst, Src::term(a, 0) + grp * Src::kTermBytes, nv * Src::kTermBytes, bars + 8u * q);
