@@ -362,6 +362,19 @@ int main(int argc, char** argv) {
                       lstr(l).c_str(), us[0], us[1], o[0] == o[1] ? "same bits" : "OUTPUT DIFFERS");
         }
         const solgemm::Config c = cfg_of(sh.cands[0], nt);
+        {  // both without exceptions (tables emptied; wrong results): does the exception patch gate the refill?
+          solgemm::kernels::PackedView vl = v, vg = v;
+          vl.exc_off = vg.exc_off = d_zero;
+          vg.data = d_data_gm;
+          vg.diag = solgemm::kernels::family::kGroupMajor;
+          float us[2];
+          for (int j = 0; j < 2; ++j) {
+            const solgemm::kernels::PackedView& vv = j ? vg : vl;
+            us[j] = tm.time([&] { run_skinny(c, vv, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s); }) - fixed;
+          }
+          std::printf("%-12s %4d %-18s library-noexc %7.2f us, group-major-noexc %7.2f us\n", sh.name, m,
+                      lstr(sh.cands[0]).c_str(), us[0], us[1]);
+        }
         const int ctas = c.split_k * static_cast<int>(((sh.rows + 15) / 16 + c.rt_cta - 1) / c.rt_cta);
         for (const int g : {0, 1}) {
           solgemm::kernels::PackedView vt = v;
