@@ -58,6 +58,68 @@ void run_skinny(const solgemm::Config& c, const solgemm::kernels::PackedView& v,
   else
     solgemm::kernels::launch_skinny(c, v, x, m, out, rows, s);
 }
+__global__ void gstamp(unsigned long long* p) {
+  unsigned long long v;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(v));
+  *p = v;
+}
+
+// Where a timed replay's time goes (step 89's open question: the group-major copy ran faster than the library in
+// the timelines, slower in the timed replays): the kernel captured between two one-thread stamp kernels, replayed
+// cold as Timer::median does; per replay the event time, and from the stamps: the first stamp to the first CTA's
+// entry (pre), the first entry to the last output store (body), the last store to the second stamp (post). Run with
+// and without the kernel's own stamps (launch(j, trace or nullptr); j = 0 the library's layout, 1 group-major).
+template <class F>
+void span_check(Timer& tm, float fixed, const char* name, int m, int ctas, unsigned long long* trace,
+                unsigned long long* stamps, F&& launch) {
+  for (int j = 0; j < 2; ++j)
+    for (int with_tr = 0; with_tr < 2; ++with_tr) {
+      const cudaGraphExec_t ge = tm.capture([&] {
+        gstamp<<<1, 1, 0, tm.s>>>(stamps);
+        launch(j, with_tr ? trace : nullptr);
+        gstamp<<<1, 1, 0, tm.s>>>(stamps + 1);
+      });
+      std::vector<double> ev, pre, body, post, whole;
+      std::vector<unsigned long long> h(static_cast<size_t>(ctas) * 8);
+      for (int r = 0; r < 25; ++r) {
+        CK(cudaMemset(trace, 0, h.size() * 8));
+        flush_read<<<tm.sms * 4, 1024, 0, tm.s>>>(tm.flush, tm.flush_n, tm.sink);
+        CK(cudaEventRecord(tm.a, tm.s));
+        CK(cudaGraphLaunch(ge, tm.s));
+        CK(cudaEventRecord(tm.b, tm.s));
+        CK(cudaEventSynchronize(tm.b));
+        float ms;
+        CK(cudaEventElapsedTime(&ms, tm.a, tm.b));
+        unsigned long long st[2];
+        CK(cudaMemcpy(st, stamps, 16, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(h.data(), trace, h.size() * 8, cudaMemcpyDeviceToHost));
+        if (r < 5) continue;
+        ev.push_back(ms * 1e3 - fixed);
+        whole.push_back((static_cast<double>(st[1]) - static_cast<double>(st[0])) * 1e-3);
+        if (with_tr) {
+          unsigned long long t0 = ~0ull, t6 = 0;
+          for (int c = 0; c < ctas; ++c) {
+            if (h[c * 8]) t0 = std::min(t0, h[c * 8]);
+            t6 = std::max(t6, h[c * 8 + 6]);
+          }
+          pre.push_back((static_cast<double>(t0) - static_cast<double>(st[0])) * 1e-3);
+          body.push_back((static_cast<double>(t6) - static_cast<double>(t0)) * 1e-3);
+          post.push_back((static_cast<double>(st[1]) - static_cast<double>(t6)) * 1e-3);
+        }
+      }
+      CK(cudaGraphExecDestroy(ge));
+      auto q = [](std::vector<double> v) {
+        if (v.empty()) return std::string("-");
+        std::sort(v.begin(), v.end());
+        return fmt::format("{:.2f}/{:.2f}/{:.2f}", v.front(), v[v.size() / 2], v.back());
+      };
+      std::printf("span %s m=%d %s%s (min/med/max of 20 cold replays, us): event-fixed %s | stamp to stamp %s | "
+                  "pre %s | body %s | post %s\n", name, m, j ? "group-major" : "library layout",
+                  with_tr ? " +stamps" : "", q(ev).c_str(), q(whole).c_str(), q(pre).c_str(), q(body).c_str(),
+                  q(post).c_str());
+    }
+}
+
 void run_router(const solgemm::Config& c, const solgemm::kernels::HiLoView& v, const __nv_bfloat16* x, int64_t m,
                 float* out, int64_t rows, cudaStream_t s) {
   if (v.diag != 0 || v.trace != nullptr)
@@ -146,6 +208,8 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&out, 256ull * 8192 * 4));
   unsigned long long* trace;
   CK(cudaMalloc(&trace, 8192ull * 8 * 8));
+  unsigned long long* stamps;
+  CK(cudaMalloc(&stamps, 64));
   std::printf("\n%-12s %4s %-18s %9s %9s %8s %8s %10s\n", "shape", "m", "layout", "us", "ceil_us", "x_ceil",
               "GB/s", "rel_vs_1st");
   // SKINNY_ONLY=<shape name>: that shape alone, no router section (for a profiler run).
@@ -376,6 +440,18 @@ int main(int argc, char** argv) {
                       lstr(sh.cands[0]).c_str(), us[0], us[1]);
         }
         const int ctas = c.split_k * static_cast<int>(((sh.rows + 15) / 16 + c.rt_cta - 1) / c.rt_cta);
+        span_check(tm, fixed, sh.name, m, ctas, trace, stamps, [&](int j, unsigned long long* tr) {
+          solgemm::kernels::PackedView vt = v;
+          if (j == 1) {
+            vt.data = d_data_gm;
+            vt.diag = solgemm::kernels::family::kGroupMajor;
+          } else {
+            // (the trace-only loop either way: with the trace, diag 0; without, kRingTrace stamps nothing)
+            vt.diag = tr ? 0 : solgemm::kernels::family::kRingTrace;
+          }
+          vt.trace = tr;
+          run_skinny(c, vt, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
+        });
         for (const int g : {0, 1}) {
           solgemm::kernels::PackedView vt = v;
           if (g) {
