@@ -8,7 +8,7 @@
 //       (cp.async.bulk, complete_tx on the stage's mbarrier) into a shared ring; `streams` consumer warps
 //       wait for each stage, read a word of their slot and release it (no math). Stream w of CTA c is one
 //       contiguous run of bytes. s16 c1536 is the skinny family's pooler ring (one 12-bit group per warp).
-// Usage: stream_study [reps=60]
+// Usage: stream_study [reps=60]; STUDY_FILL=1: the 50 MB rows on three fills of the buffer (is the rate data-dependent?)
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -118,6 +118,19 @@ __global__ void read_chunk(const uint4* __restrict__ p, long long per_cta, unsig
   if (acc == 0x12345678u) out[blockIdx.x] = acc;
 }
 
+__global__ void fill_random(uint32_t* p, size_t n, uint32_t seed) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    uint32_t h = static_cast<uint32_t>(i) * 0x9E3779B1u ^ seed;
+    h ^= h >> 16;
+    h *= 0x85EBCA6Bu;
+    h ^= h >> 13;
+    h *= 0xC2B2AE35u;
+    h ^= h >> 16;
+    p[i] = h;
+  }
+}
+
 struct Bulk {
   int grid, streams, copy;
   int ring_kb;  // shared-memory budget of the ring
@@ -145,6 +158,33 @@ int main(int argc, char** argv) {
       {128, 1, 49152, 192}, {132, 16, 1536, 192}, {132, 16, 6144, 192}, {132, 1, 49152, 192},
       {256, 8, 1536, 96},   {256, 8, 6144, 96},
   };
+  // STUDY_FILL=1: does the rate depend on the bytes? The 50 MB rows (read ceiling, chunks, the family-shaped ring)
+  // with the buffer memset to 3 (as the judge's ceiling buffer), to 0, and random bits (as packed weights).
+  if (std::getenv("STUDY_FILL")) {
+    const size_t bytes = 50331648ull;
+    for (int fill = 0; fill < 3; ++fill) {
+      if (fill == 2)
+        fill_random<<<2048, 256>>>(reinterpret_cast<uint32_t*>(buf), cap / 4, 12345u);
+      else
+        CK(cudaMemset(buf, fill == 0 ? 3 : 0, cap));
+      CK(cudaDeviceSynchronize());
+      const char* what = fill == 0 ? "memset 3" : fill == 1 ? "memset 0" : "random";
+      const float ceil_us = ceiling(tm, reinterpret_cast<const uint4*>(buf), bytes) - fixed;
+      std::printf("fill %-8s 50.3 MB ceiling (best grid-stride read) %.2f us", what, ceil_us);
+      const long long per = static_cast<long long>(bytes / 16 / 128);
+      const float tc = tm.time([&] {
+        read_chunk<<<128, 1024, 0, tm.s>>>(reinterpret_cast<const uint4*>(buf), per, tm.sink);
+      }) - fixed;
+      const float tb = tm.time([&] {
+        bulk_ring<<<128, 17 * 32, kRingOff + 8 * 16 * 1536, tm.s>>>(buf, 16, 24576, 1536, 8, 16, tm.sink, nullptr);
+      }) - fixed;
+      const float tb1 = tm.time([&] {
+        bulk_ring<<<128, 2 * 32, kRingOff + 8 * 24576, tm.s>>>(buf, 1, 16 * 24576, 24576, 8, 16, tm.sink, nullptr);
+      }) - fixed;
+      std::printf(" | cta-chunk g128 t1024 %.2f | bulk g128 s16 c1536 S8 %.2f | bulk g128 s1 c24576 S8 %.2f\n", tc, tb, tb1);
+    }
+    return 0;
+  }
   // pooler / qkv_gate / o / the unpooler's 1024-row slice, at 12 bits per weight
   for (const size_t bytes : {50331648ull, 28311552ull, 12582912ull, 6291456ull}) {
     const float ceil_us = ceiling(tm, reinterpret_cast<const uint4*>(buf), bytes) - fixed;
