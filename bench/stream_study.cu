@@ -8,7 +8,8 @@
 //       (cp.async.bulk, complete_tx on the stage's mbarrier) into a shared ring; `streams` consumer warps
 //       wait for each stage, read a word of their slot and release it (no math). Stream w of CTA c is one
 //       contiguous run of bytes. s16 c1536 is the skinny family's pooler ring (one 12-bit group per warp).
-// Usage: stream_study [reps=60]; STUDY_FILL=1: the 50 MB rows on three fills of the buffer (is the rate data-dependent?)
+// Usage: stream_study [reps=60]; STUDY_FILL=1: the 50 MB rows on three fills of the buffer (is the rate data-dependent?);
+// STUDY_MAP=1: the family-shaped ring with three maps of the streams to CTAs (bulk_ring's `map`)
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -44,7 +45,7 @@ __device__ __forceinline__ void study_stamp(unsigned long long* trace, int i) {
 
 __global__ void __launch_bounds__(1024, 1)
     bulk_ring(const uint8_t* base, int streams, long long per_stream, int copy, int S, int iters, unsigned* sink,
-              unsigned long long* trace) {
+              unsigned long long* trace, int map = 0) {
   extern __shared__ __align__(128) uint8_t smem[];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const uint32_t bars = smem_u32(smem);
@@ -61,7 +62,14 @@ __global__ void __launch_bounds__(1024, 1)
   __syncthreads();
   if (warp == streams) {  // producer
     if (trace && lane == 0) study_stamp(trace, 4);
-    const uint8_t* src = base + (static_cast<long long>(blockIdx.x) * streams + lane) * per_stream;
+    // map 0: CTA c's streams are one contiguous run (c * streams + lane); map 1: the skinny family's pooler plan
+    // (cs 8, rt_cta 16: CTA c = row block c / 8, K split c % 8; lane = row tile; a row tile's 8 K ranges
+    // consecutive); map 2: as 1 with the CTA order swapped (c = K split c / 16, row block c % 16).
+    const int rb = map == 1 ? static_cast<int>(blockIdx.x) / 8 : static_cast<int>(blockIdx.x) % 16;
+    const int ks = map == 1 ? static_cast<int>(blockIdx.x) % 8 : static_cast<int>(blockIdx.x) / 16;
+    const long long stream = map == 0 ? static_cast<long long>(blockIdx.x) * streams + lane
+                                      : (static_cast<long long>(rb) * streams + lane) * 8 + ks;
+    const uint8_t* src = base + stream * per_stream;
     int q = 0;
     uint32_t ph = 0;
     for (int i = 0; i < iters; ++i) {
@@ -160,6 +168,23 @@ int main(int argc, char** argv) {
   };
   // STUDY_FILL=1: does the rate depend on the bytes? The 50 MB rows (read ceiling, chunks, the family-shaped ring)
   // with the buffer memset to 3 (as the judge's ceiling buffer), to 0, and random bits (as packed weights).
+  if (std::getenv("STUDY_MAP")) {  // the same ring, three maps of streams to CTAs (see bulk_ring), 50 MB
+    const float ceil_us = ceiling(tm, reinterpret_cast<const uint4*>(buf), 50331648ull) - fixed;
+    std::printf("50.3 MB ceiling (best grid-stride read) %.2f us\n", ceil_us);
+    for (const int copy : {1536, 3072})
+      for (int map = 0; map < 3; ++map) {
+        const int S = copy == 1536 ? 8 : 4, iters = 24576 / copy;
+        auto go = [&](unsigned long long* tr) {
+          bulk_ring<<<128, 17 * 32, kRingOff + S * 16 * copy, tm.s>>>(buf, 16, 24576, copy, S, iters, tm.sink, tr, map);
+        };
+        const float t = tm.time([&] { go(nullptr); }) - fixed;
+        char l[64];
+        std::snprintf(l, sizeof l, "bulk g128 s16 c%d S%d map %d", copy, S, map);
+        std::printf("%-34s %7.2f us\n", l, t);
+        tm.timeline(l, 128, trace, go);
+      }
+    return 0;
+  }
   if (std::getenv("STUDY_FILL")) {
     const size_t bytes = 50331648ull;
     for (int fill = 0; fill < 3; ++fill) {
