@@ -17,7 +17,7 @@
 // "-stream"; "-lasttail": the split-K tail summed by each tile's last arrival alone (before session 10).
 // "timeline" rows: per-CTA %globaltimer stamps (Timer::timeline), plan layout with and without exceptions.
 // Usage: skinny_bench [reps=100] [diag|-] [m list, e.g. 1,8,16,32]; SKINNY_ONLY=<shape> runs that shape alone,
-// SKINNY_QUICK=1 fewer diagnostic rows; SKINNY_RING=1 adds the ring trace of the first layout (per ring iteration:
+// SKINNY_QUICK=1 fewer diagnostic rows; SKINNY_RINGBISECT=1 the stream alone with one knob at a time; SKINNY_RING=1 adds the ring trace of the first layout (per ring iteration:
 // the producer's refill allowed / copies issued, warp 0 and the last warp past the stage's barrier); SKINNY_GM=1
 // times every layout of the list on a group-major copy of the groups with one bulk copy per k warp and stage, on the
 // library's loop (perf-notes step 89), beside the library's kernel, with timelines (and ring traces with SKINNY_RING).
@@ -353,6 +353,41 @@ int main(int argc, char** argv) {
                       vt.trace = tr;
                       run_skinny(c, vt, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
                     });
+      }
+      if (std::getenv("SKINNY_RINGBISECT")) {
+        // The stream alone (-ring-notail) of the plan's layout, one difference from bench/stream_study's ring at a
+        // time (which streams the same addresses at the ceiling): ring depth 8, no direct first group, no
+        // exceptions, no cooperative launch, all four; and the stream alone of the other layouts.
+        for (int kn = 0; kn < 6; ++kn) {
+          solgemm::kernels::PackedView vd = v;
+          vd.diag = 3;
+          if (kn == 1 || kn == 5) vd.max_stages = 8;
+          if (kn == 2 || kn == 5) vd.no_direct0 = true;
+          if (kn == 3 || kn == 5) vd.exc_off = d_zero;
+          if (kn == 4 || kn == 5) vd.split.cnt64 = nullptr;
+          const solgemm::Config c = cfg_of(sh.cands[0], nt);
+          const float us = tm.time([&] {
+            run_skinny(c, vd, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
+          }) - fixed;
+          static const char* names[] = {"", "-S8", "-nod0", "-noexc", "-nocoop", "-all4"};
+          std::printf("%-12s %4d %-18s %9.2f   (stream alone)\n", sh.name, m,
+                      (lstr(sh.cands[0]) + "-ring-notail" + names[kn]).c_str(), us);
+        }
+        for (const Layout& l : sh.cands) {
+          if (&l == &sh.cands[0]) continue;
+          solgemm::kernels::PackedView vd = v;
+          vd.diag = 3;
+          vd.max_stages = l.stages;
+          const solgemm::Config c = cfg_of(l, nt);
+          try {
+            const float us = tm.time([&] {
+              run_skinny(c, vd, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
+            }) - fixed;
+            std::printf("%-12s %4d %-18s %9.2f   (stream alone)\n", sh.name, m, (lstr(l) + "-ring-notail").c_str(), us);
+          } catch (const std::exception& e) {
+            cudaGetLastError();
+          }
+        }
       }
       if (std::getenv("SKINNY_RING")) {
         // Ring trace of the plan's layout (perf-notes step 87): per ring iteration, medians over CTAs of the time
