@@ -26,7 +26,6 @@ inline void apply_bench_knobs(Args& a, const View& w) {
   if (w.max_stages > 0) a.max_stages = w.max_stages;
   if (w.no_cluster) a.allow_cluster = 0;
   a.direct0_off = w.no_direct0 ? 1 : 0;
-  a.pair_off = w.no_pair ? 1 : 0;
 }
 
 // ---- skinny (packed12 / packed16) ---------------------------------------------------------------------------

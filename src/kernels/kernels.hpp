@@ -134,7 +134,6 @@ struct PackedView {
   int max_stages = 0;                // bench only: ring depth cap if > 0
   bool no_cluster = false;           // bench only: never reduce split K through a cluster
   bool no_direct0 = false;           // bench only: the ring carries every group (skinny_family.cuh Args::direct0)
-  bool no_pair = false;              // bench only: one group per bulk copy (skinny_family.cuh Args::pair)
 };
 
 // skinny.cu: m <= 64, packed12 / packed16.
@@ -157,7 +156,6 @@ struct HiLoView {
   int max_stages = 0;                // bench only: ring depth cap if > 0
   bool no_cluster = false;           // bench only: never reduce split K through a cluster
   bool no_direct0 = false;           // bench only: the ring carries every group (skinny_family.cuh Args::direct0)
-  bool no_pair = false;              // bench only: one group per bulk copy (skinny_family.cuh Args::pair)
 };
 
 // wide.cu, the hi + lo source: the router's terms into wgmma (one warpgroup of 64 rows per CTA, K split across the

@@ -93,9 +93,6 @@ struct Args {
   int max_stages = kMaxStages;       // cap on the ring depth
   int allow_cluster = 1;             // let launch use clusters when the whole grid fits at once
   int tile_stride = 0;               // bench only (kGroupMajor): row tiles per k group of the group-major copy
-  int pair = 0;                      // set by launch: the ring's stages go in pairs, one bulk copy of two groups
-                                     // per warp and pair (one-term sources, an even ring; perf-notes step 90)
-  int pair_off = 0;                  // bench: 1 = never pair
 };
 
 // The launch arguments every policy shares (layout, x, out, split-K workspace), checked against the matrix:
@@ -395,12 +392,6 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   const int n = (warp < warps && rt < a.row_tiles) ? max(min(a.gpw, a.k_groups - g_begin), 0) : 0;
   const int k_cta = a.wk * a.gpw * 64, xs_stride = k_cta + 8;
   const int S = a.stages;
-  // Stage pairs (a.pair, one-term sources): stages 2p and 2p + 1 hold each warp's two slots side by side, filled by
-  // one bulk copy of two consecutive groups that completes on full[2p]; the producer arrives on full[2p + 1] when it
-  // issues the copy (a warp passes full[2p + 1] only after full[2p], by when both groups have landed) and refills
-  // the pair once empty[2p + 1] has completed (every warp releases 2p before 2p + 1). Half the bulk copies of single
-  // groups: issuing them is what limits the stream (perf-notes steps 87, 90). (bench kGroupMajor: never.)
-  const int pw = (Src::kTerms == 1 && a.pair && !gm) ? 2 : 1;
   // Ring iterations of the CTA: the groups of its first k warp (the longest k range).
   const int n_iter = min(a.gpw, max(a.k_groups - crank * a.wk * a.gpw, 0));
   // Ring: S stages x warps slots of one group; full[s] (1 arrival + tx bytes) and empty[s] (one arrival per
@@ -560,16 +551,13 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     if (trace && (diag & 2) && lane == 0) stamp(trace, 4, pg == 12345 ? 1ull : 0ull);
     int q = 0;
     uint32_t pph = 0;
-    for (int i = d0; i < n_iter; i += pw) {
+    for (int i = d0; i < n_iter; ++i) {
       if ((diag & 8192) && i >= S + d0) break;  // (bench, compute alone: one round of copies, never reused)
-      const bool two = pw == 2 && i + 1 < n_iter;  // (warp-uniform) this pair's second stage is used
       const unsigned act = __ballot_sync(0xFFFFFFFFu, i < pn);
-      const unsigned act2 = two ? __ballot_sync(0xFFFFFFFFu, i + 1 < pn) : 0u;
       if (lane == 0) {
-        if (!(diag & 8192)) mbar_wait(bars + 8u * (S + q + pw - 1), pph ^ 1u);
+        if (!(diag & 8192)) mbar_wait(bars + 8u * (S + q), pph ^ 1u);
         ring_stamp(trace, diag, i, 3);
-        mbar_arrive_expect_tx(bars + 8u * q, static_cast<uint32_t>((__popc(act) + __popc(act2)) * kSlot));
-        if (two) mbar_arrive(bars + 8u * (q + 1));
+        mbar_arrive_expect_tx(bars + 8u * q, static_cast<uint32_t>(__popc(act) * kSlot));
         if (i == d0 && trace && (diag & 2)) stamp(trace, 5);
       }
       __syncwarp();
@@ -580,17 +568,15 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
           bulk_g2s(dst, Src::term(a, 0) + grp * Src::kTermBytes, nv * Src::kTermBytes, bars + 8u * q);
         }
       } else if (i < pn) {
-        const uint32_t dst = smem_u32(smem) + static_cast<uint32_t>(ring_off + (q * warps + lane * pw) * kSlot);
-        const uint32_t groups = (two && i + 1 < pn) ? 2u : 1u;  // (pw == 2: one term)
+        const uint32_t dst = smem_u32(smem) + static_cast<uint32_t>(ring_off + (q * warps + lane) * kSlot);
 #pragma unroll
         for (int t = 0; t < T; ++t)
-          bulk_g2s(dst + t * Src::kTermBytes, Src::term(a, t) + (pg + i) * Src::kTermBytes, groups * Src::kTermBytes,
+          bulk_g2s(dst + t * Src::kTermBytes, Src::term(a, t) + (pg + i) * Src::kTermBytes, Src::kTermBytes,
                    bars + 8u * q);
       }
       if (i == d0 && trace && (diag & 2) && lane == 0) stamp(trace, 6);
       if (lane == 0) ring_stamp(trace, diag, i, 0);
-      q += pw;
-      if (q == S) {
+      if (++q == S) {
         q = 0;
         pph ^= 1u;
       }
@@ -683,7 +669,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
         if (lane == 0 && (warp == 0 || warp == warps - 1)) ring_stamp(trace, diag, i, warp == 0 ? 1 : 2);
         const uint32_t empty = bars + 8u * (S + s);
         if (i < n) {
-          const uint8_t* slot = smem + ring_off + ((s & -pw) * warps + warp * pw + (s & (pw - 1))) * kSlot;
+          const uint8_t* slot = smem + ring_off + (s * warps + warp) * kSlot;
           uint4 b[Src::kLoads];
           Src::template lds_half<0>(slot, lane, b);
           group(i, b, [&] {
@@ -1026,12 +1012,6 @@ void launch(Args a, cudaStream_t stream) {
   const int fit =
       r0 + kBarBytes + pre + sb <= budget ? static_cast<int>((budget - r0 - kBarBytes - pre) / sb) : 0;
   a.stages = a.gpw == 1 ? 0 : std::min(want, fit);  // one group per warp: direct loads, no ring (lower latency)
-  // Stage pairs (one-term sources; see the kernel): an even ring, so a pair never wraps.
-  a.pair = 0;
-  if (Src::kTerms == 1 && !a.pair_off && a.stages >= 2) {
-    a.stages &= ~1;
-    a.pair = 1;
-  }
   a.bar_off = static_cast<int>(r0);
   const size_t smem = r0 + (a.stages > 0 ? kBarBytes + static_cast<size_t>(a.stages) * sb + pre : 0);
   if (warps < 1 || warps > 31 || (warps + 1) * 32 > MAXT || a.cs < 1 || a.cs > 16 || a.gpw < 1 || a.gpw > 112 ||
