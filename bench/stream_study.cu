@@ -9,7 +9,7 @@
 //       wait for each stage, read a word of their slot and release it (no math). Stream w of CTA c is one
 //       contiguous run of bytes. s16 c1536 is the skinny family's pooler ring (one 12-bit group per warp).
 // Usage: stream_study [reps=60]; STUDY_FILL=1: the 50 MB rows on three fills of the buffer (is the rate data-dependent?);
-// STUDY_MAP=1: the family-shaped ring with three maps of the streams to CTAs (bulk_ring's `map`)
+// STUDY_NCU=1: that ring (map 1) once, for a profiler; STUDY_MAP=1: the family-shaped ring with three maps of the streams to CTAs (bulk_ring's `map`)
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -168,6 +168,11 @@ int main(int argc, char** argv) {
   };
   // STUDY_FILL=1: does the rate depend on the bytes? The 50 MB rows (read ceiling, chunks, the family-shaped ring)
   // with the buffer memset to 3 (as the judge's ceiling buffer), to 0, and random bits (as packed weights).
+  if (std::getenv("STUDY_NCU")) {  // for a profiler: the family-shaped ring (map 1, 50 MB) launched once
+    bulk_ring<<<128, 17 * 32, kRingOff + 8 * 16 * 1536, tm.s>>>(buf, 16, 24576, 1536, 8, 16, tm.sink, nullptr, 1);
+    CK(cudaStreamSynchronize(tm.s));
+    return 0;
+  }
   if (std::getenv("STUDY_MAP")) {  // the same ring, three maps of streams to CTAs (see bulk_ring), 50 MB
     const float ceil_us = ceiling(tm, reinterpret_cast<const uint4*>(buf), 50331648ull) - fixed;
     std::printf("50.3 MB ceiling (best grid-stride read) %.2f us\n", ceil_us);
