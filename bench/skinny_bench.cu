@@ -333,7 +333,7 @@ int main(int argc, char** argv) {
         std::printf("%-12s %4d %-18s %9.2f %9.2f %8.3f %8.0f %10s\n", sh.name, m, (lstr(sh.cands[0]) + suffix).c_str(),
                     us, ceil_us, us / ceil_us, bytes / (us * 1e3), "-");
       }
-      for (int st : {1, 2, 3, 4, 6}) {  // ring depth cap
+      for (int st : {1, 2, 3, 4, 6, 7, 8}) {  // ring depth cap
         if (quick) break;
         solgemm::kernels::PackedView vt = v;
         vt.max_stages = st;

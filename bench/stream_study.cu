@@ -9,7 +9,8 @@
 //       wait for each stage, read a word of their slot and release it (no math). Stream w of CTA c is one
 //       contiguous run of bytes. s16 c1536 is the skinny family's pooler ring (one 12-bit group per warp).
 // Usage: stream_study [reps=60]; STUDY_FILL=1: the 50 MB rows on three fills of the buffer (is the rate data-dependent?);
-// STUDY_NCU=1: that ring (map 1) once, for a profiler; STUDY_MAP=1: the family-shaped ring with three maps of the streams to CTAs (bulk_ring's `map`)
+// STUDY_NCU=1: that ring (map 1) once, for a profiler; STUDY_SMEM=1: that ring asking for 194-227 KB of shared
+// memory (does the L1 / shared-memory split matter?); STUDY_MAP=1: the family-shaped ring with three maps of the streams to CTAs (bulk_ring's `map`)
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -168,6 +169,19 @@ int main(int argc, char** argv) {
   };
   // STUDY_FILL=1: does the rate depend on the bytes? The 50 MB rows (read ceiling, chunks, the family-shaped ring)
   // with the buffer memset to 3 (as the judge's ceiling buffer), to 0, and random bits (as packed weights).
+  if (std::getenv("STUDY_SMEM")) {  // the same ring (map 1, 50 MB) asking for more shared memory than it uses
+    const float ceil_us = ceiling(tm, reinterpret_cast<const uint4*>(buf), 50331648ull) - fixed;
+    std::printf("50.3 MB ceiling (best grid-stride read) %.2f us\n", ceil_us);
+    for (const int kb : {194, 196, 198, 200, 210, 214, 227}) {
+      const size_t smem = static_cast<size_t>(kb) << 10;  // >= kRingOff + 8 x 16 x 1536
+      const float t = tm.time([&] {
+        bulk_ring<<<128, 17 * 32, smem, tm.s>>>(buf, 16, 24576, 1536, 8, 16, tm.sink, nullptr, 1);
+      }) - fixed;
+      CK(cudaGetLastError());
+      std::printf("bulk g128 s16 c1536 S8 map 1, %3d KB of dynamic shared memory: %7.2f us\n", kb, t);
+    }
+    return 0;
+  }
   if (std::getenv("STUDY_NCU")) {  // for a profiler: the family-shaped ring (map 1, 50 MB) launched once
     bulk_ring<<<128, 17 * 32, kRingOff + 8 * 16 * 1536, tm.s>>>(buf, 16, 24576, 1536, 8, 16, tm.sink, nullptr, 1);
     CK(cudaStreamSynchronize(tm.s));
