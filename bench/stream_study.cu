@@ -10,7 +10,7 @@
 //       contiguous run of bytes. s16 c1536 is the skinny family's pooler ring (one 12-bit group per warp).
 // Usage: stream_study [reps=60]; STUDY_FILL=1: the 50 MB rows on three fills of the buffer (is the rate data-dependent?);
 // STUDY_NCU=1: that ring (map 1) once, for a profiler; STUDY_SMEM=1: that ring asking for 194-227 KB of shared
-// memory (does the L1 / shared-memory split matter?); STUDY_MAP=1: the family-shaped ring with three maps of the streams to CTAs (bulk_ring's `map`)
+// memory (does the L1 / shared-memory split matter?); STUDY_TOUCH=1: that ring with consumers that read their slot; STUDY_MAP=1: the family-shaped ring with three maps of the streams to CTAs (bulk_ring's `map`)
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -46,7 +46,7 @@ __device__ __forceinline__ void study_stamp(unsigned long long* trace, int i) {
 
 __global__ void __launch_bounds__(1024, 1)
     bulk_ring(const uint8_t* base, int streams, long long per_stream, int copy, int S, int iters, unsigned* sink,
-              unsigned long long* trace, int map = 0) {
+              unsigned long long* trace, int map = 0, int touch = 0) {
   extern __shared__ __align__(128) uint8_t smem[];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const uint32_t bars = smem_u32(smem);
@@ -97,6 +97,12 @@ __global__ void __launch_bounds__(1024, 1)
       mbar_wait(bars + 8u * q, ph);
       if (trace && i == 0 && threadIdx.x == 0) study_stamp(trace, 2);
       acc ^= reinterpret_cast<const unsigned*>(ring + static_cast<size_t>(q * streams + warp) * copy)[lane];
+      // touch > 0: the warp reads `touch` 16-byte chunks per lane of its slot (LDS.128; 3 = the skinny family's
+      // whole 1536-byte group) before releasing it
+      for (int c = 0; c < touch; ++c) {
+        const uint4 v = reinterpret_cast<const uint4*>(ring + static_cast<size_t>(q * streams + warp) * copy + c * 512)[lane];
+        acc ^= v.x ^ v.y ^ v.z ^ v.w;
+      }
       __syncwarp();
       if (lane == 0) mbar_arrive(bars + 8u * (kMaxS + q));
       if (++q == S) {
@@ -169,6 +175,19 @@ int main(int argc, char** argv) {
   };
   // STUDY_FILL=1: does the rate depend on the bytes? The 50 MB rows (read ceiling, chunks, the family-shaped ring)
   // with the buffer memset to 3 (as the judge's ceiling buffer), to 0, and random bits (as packed weights).
+  if (std::getenv("STUDY_TOUCH")) {  // the same ring (map 1, 50 MB), the consumers reading 0-3 chunks of their slot
+    const float ceil_us = ceiling(tm, reinterpret_cast<const uint4*>(buf), 50331648ull) - fixed;
+    std::printf("50.3 MB ceiling (best grid-stride read) %.2f us\n", ceil_us);
+    for (const int touch : {0, 1, 3}) {
+      const float t = tm.time([&] {
+        bulk_ring<<<128, 17 * 32, kRingOff + 8 * 16 * 1536, tm.s>>>(buf, 16, 24576, 1536, 8, 16, tm.sink, nullptr, 1,
+                                                                      touch);
+      }) - fixed;
+      CK(cudaGetLastError());
+      std::printf("bulk g128 s16 c1536 S8 map 1, consumers read %d x 512 B of their slot: %7.2f us\n", touch, t);
+    }
+    return 0;
+  }
   if (std::getenv("STUDY_SMEM")) {  // the same ring (map 1, 50 MB) asking for more shared memory than it uses
     const float ceil_us = ceiling(tm, reinterpret_cast<const uint4*>(buf), 50331648ull) - fixed;
     std::printf("50.3 MB ceiling (best grid-stride read) %.2f us\n", ceil_us);
