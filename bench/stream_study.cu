@@ -10,13 +10,15 @@
 //       contiguous run of bytes. s16 c1536 is the skinny family's pooler ring (one 12-bit group per warp).
 // Usage: stream_study [reps=60]; STUDY_FILL=1: the 50 MB rows on three fills of the buffer (is the rate data-dependent?);
 // STUDY_NCU=1: that ring (map 1) once, for a profiler; STUDY_SMEM=1: that ring asking for 194-227 KB of shared
-// memory (does the L1 / shared-memory split matter?); STUDY_TOUCH=1: that ring with consumers that read their slot; STUDY_MAP=1: the family-shaped ring with three maps of the streams to CTAs (bulk_ring's `map`)
+// memory (does the L1 / shared-memory split matter?); STUDY_TOUCH=1: that ring with consumers that read their slot;
+// STUDY_RING=1: its ring trace (per iteration: refill allowed, copies issued, landed for warp 0 and the last warp); STUDY_MAP=1: the family-shaped ring with three maps of the streams to CTAs (bulk_ring's `map`)
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <vector>
 
 #include "bench_util.cuh"
 #include "kernels/async_copy.cuh"
@@ -46,12 +48,23 @@ __device__ __forceinline__ void study_stamp(unsigned long long* trace, int i) {
 
 __global__ void __launch_bounds__(1024, 1)
     bulk_ring(const uint8_t* base, int streams, long long per_stream, int copy, int S, int iters, unsigned* sink,
-              unsigned long long* trace, int map = 0, int touch = 0) {
+              unsigned long long* trace, int map = 0, int touch = 0, unsigned long long* rtr = nullptr) {
   extern __shared__ __align__(128) uint8_t smem[];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const uint32_t bars = smem_u32(smem);
   uint8_t* ring = smem + kRingOff;
   if (trace && threadIdx.x == 0) study_stamp(trace, 0);
+  // Ring trace (rtr, 260 per CTA; as skinny_bench's SKINNY_RING): [256] the CTA's entry, [4 i + kind] for ring
+  // iteration i < 64: kind 3 the producer's empty wait returned, 0 its copies issued, 1 warp 0 and 2 the last
+  // consumer past the full barrier.
+  auto rstamp = [&](int i, int kind) {
+    if (rtr && i < 64) {
+      unsigned long long v;
+      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(v));
+      rtr[static_cast<size_t>(blockIdx.x) * 260 + (kind < 0 ? 256 : i * 4 + kind)] = v;
+    }
+  };
+  if (threadIdx.x == 0) rstamp(0, -1);
   if (threadIdx.x == 0) {
     for (int q = 0; q < S; ++q) {
       mbar_init(bars + 8u * q, 1);
@@ -76,6 +89,7 @@ __global__ void __launch_bounds__(1024, 1)
     for (int i = 0; i < iters; ++i) {
       if (lane == 0) {
         mbar_wait(bars + 8u * (kMaxS + q), ph ^ 1u);
+        rstamp(i, 3);
         mbar_arrive_expect_tx(bars + 8u * q, static_cast<uint32_t>(streams * copy));
         if (trace && i == 0) study_stamp(trace, 5);
       }
@@ -84,6 +98,7 @@ __global__ void __launch_bounds__(1024, 1)
         bulk_g2s(smem_u32(ring + static_cast<size_t>(q * streams + lane) * copy), src + static_cast<long long>(i) * copy,
                  static_cast<uint32_t>(copy), bars + 8u * q);
       if (trace && i == 0 && lane == 0) study_stamp(trace, 6);
+      if (lane == 0) rstamp(i, 0);
       if (++q == S) {
         q = 0;
         ph ^= 1u;
@@ -96,6 +111,7 @@ __global__ void __launch_bounds__(1024, 1)
     for (int i = 0; i < iters; ++i) {
       mbar_wait(bars + 8u * q, ph);
       if (trace && i == 0 && threadIdx.x == 0) study_stamp(trace, 2);
+      if (lane == 0 && (warp == 0 || warp == streams - 1)) rstamp(i, warp == 0 ? 1 : 2);
       acc ^= reinterpret_cast<const unsigned*>(ring + static_cast<size_t>(q * streams + warp) * copy)[lane];
       // touch > 0: the warp reads `touch` 16-byte chunks per lane of its slot (LDS.128; 3 = the skinny family's
       // whole 1536-byte group) before releasing it
@@ -175,6 +191,35 @@ int main(int argc, char** argv) {
   };
   // STUDY_FILL=1: does the rate depend on the bytes? The 50 MB rows (read ceiling, chunks, the family-shaped ring)
   // with the buffer memset to 3 (as the judge's ceiling buffer), to 0, and random bits (as packed weights).
+  if (std::getenv("STUDY_RING")) {  // ring trace of the family-shaped ring (map 1, 50 MB), as SKINNY_RING prints it
+    unsigned long long* rtr;
+    CK(cudaMalloc(&rtr, 128 * 260 * 8));
+    for (int rep = 0; rep < 2; ++rep) {
+      CK(cudaMemset(rtr, 0, 128 * 260 * 8));
+      flush_read<<<tm.sms * 4, 1024, 0, tm.s>>>(tm.flush, tm.flush_n, tm.sink);
+      bulk_ring<<<128, 17 * 32, kRingOff + 8 * 16 * 1536, tm.s>>>(buf, 16, 24576, 1536, 8, 16, tm.sink, nullptr, 1, 0,
+                                                                    rtr);
+      CK(cudaStreamSynchronize(tm.s));
+      std::vector<unsigned long long> h(128 * 260);
+      CK(cudaMemcpy(h.data(), rtr, h.size() * 8, cudaMemcpyDeviceToHost));
+      std::printf("ring study s16 c1536 S8 map 1 (us after each CTA's entry, median over 128 CTAs): i: refill-ok "
+                  "issued land-w0 land-wlast\n");
+      for (int i = 0; i < 16; ++i) {
+        double med[4];
+        for (int kind = 0; kind < 4; ++kind) {
+          std::vector<double> d;
+          for (int c = 0; c < 128; ++c) {
+            const unsigned long long t0 = h[c * 260 + 256], t = h[c * 260 + i * 4 + kind];
+            if (t0 && t) d.push_back((static_cast<double>(t) - static_cast<double>(t0)) * 1e-3);
+          }
+          std::sort(d.begin(), d.end());
+          med[kind] = d.empty() ? -1.0 : d[d.size() / 2];
+        }
+        std::printf("  %2d: %6.2f %6.2f %6.2f %6.2f\n", i, med[3], med[0], med[1], med[2]);
+      }
+    }
+    return 0;
+  }
   if (std::getenv("STUDY_TOUCH")) {  // the same ring (map 1, 50 MB), the consumers reading 0-3 chunks of their slot
     const float ceil_us = ceiling(tm, reinterpret_cast<const uint4*>(buf), 50331648ull) - fixed;
     std::printf("50.3 MB ceiling (best grid-stride read) %.2f us\n", ceil_us);
