@@ -387,6 +387,28 @@ int main(int argc, char** argv) {
           std::printf("%-12s %4d %-18s %9.2f   (stream alone)\n", sh.name, m,
                       (lstr(sh.cands[0]) + "-ring-notail" + names[kn]).c_str(), us);
         }
+        {  // the groups copied into a fresh 128 MB allocation at offsets 0 and 1 MB: does where they lie matter?
+          uint8_t* big;
+          CK(cudaMalloc(&big, 128ull << 20));
+          std::printf("# groups at %p (%zu mod 2 MB), fresh buffer at %p (%zu mod 2 MB)\n", static_cast<void*>(d_data),
+                      reinterpret_cast<uintptr_t>(d_data) % (2u << 20), static_cast<void*>(big),
+                      reinterpret_cast<uintptr_t>(big) % (2u << 20));
+          for (const size_t off : {size_t{0}, size_t{1} << 20}) {
+            CK(cudaMemcpy(big + off, d_data, pk.data.size(), cudaMemcpyDeviceToDevice));
+            for (const int dg : {0, 3}) {
+              solgemm::kernels::PackedView vd = v;
+              vd.data = big + off;
+              vd.diag = dg;
+              const solgemm::Config c = cfg_of(sh.cands[0], nt);
+              const float us = tm.time([&] {
+                run_skinny(c, vd, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
+              }) - fixed;
+              std::printf("%-12s %4d %-18s %9.2f   (groups in a fresh buffer at +%zu MB)\n", sh.name, m,
+                          (lstr(sh.cands[0]) + (dg ? "-ring-notail" : "")).c_str(), us, off >> 20);
+            }
+          }
+          CK(cudaFree(big));
+        }
         for (const Layout& l : sh.cands) {
           if (&l == &sh.cands[0]) continue;
           solgemm::kernels::PackedView vd = v;
