@@ -218,6 +218,10 @@ constexpr int kLibrary = 0, kDiagnostics = 1, kTraceOnly = 2;
 // producer fetches each k warp's row tiles of a stage with one bulk copy (perf-notes step 89's layout, measured on
 // the library's loop without changing the library's format).
 constexpr int kGroupMajor = 1 << 23;
+// Bench (diag & kBareConsumers, the kDiagnostics instantiation only): once the barriers are set up, the compute warps
+// only wait for each stage, read a word of their slot and release it (bench/stream_study.cu's consumers), then leave:
+// the producer's stream in the family's kernel without the compute warps' work (perf-notes step 93).
+constexpr int kBareConsumers = 1 << 24;
 __device__ __forceinline__ void ring_stamp(unsigned long long* trace, int diag, int i, int kind) {
   if (trace && (diag & kRingTrace) && i < 64) {
     unsigned long long v;
@@ -476,6 +480,22 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
       asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
+  }
+  if (kBench == kDiagnostics && (diag & kBareConsumers) && S > 0 && warp < warps) {
+    uint32_t acc = 0, ph = 0;
+    int s = 0;
+    for (int i = d0; i < n_iter; ++i) {
+      mbar_wait(bars + 8u * s, ph);
+      acc ^= reinterpret_cast<const uint32_t*>(smem + ring_off + (s * warps + warp) * kSlot)[lane];
+      __syncwarp();
+      if (lane == 0) mbar_arrive(bars + 8u * (S + s));
+      if (++s == S) {
+        s = 0;
+        ph ^= 1u;
+      }
+    }
+    if (acc == 0x12345678u) static_cast<uint32_t*>(a.out)[0] = acc;  // (keeps the reads)
+    return;
   }
   // 2. x of the CTA's k range into shared memory (compute warps; cp.async, zero-fill past m and K), and the
   //    exception offsets and entries of this warp's blocks.
