@@ -372,7 +372,7 @@ int main(int argc, char** argv) {
         // The stream alone (-ring-notail) of the plan's layout, one difference from bench/stream_study's ring at a
         // time (which streams the same addresses at the ceiling): ring depth 8, no direct first group, no
         // exceptions, no cooperative launch, all four; and the stream alone of the other layouts.
-        for (int kn = 0; kn < 8; ++kn) {
+        for (int kn = 0; kn < 10; ++kn) {
           solgemm::kernels::PackedView vd = v;
           vd.diag = 3;
           if (kn == 1 || kn == 5) vd.max_stages = 8;
@@ -380,12 +380,13 @@ int main(int argc, char** argv) {
           if (kn == 3 || kn == 5) vd.exc_off = d_zero;
           if (kn == 4 || kn == 5) vd.split.cnt64 = nullptr;
           if (kn >= 6) vd.diag = 3 | solgemm::kernels::family::kBareConsumers;  // (perf-notes step 93)
-          if (kn == 7) vd.no_direct0 = true;
+          if (kn == 7 || kn == 9) vd.no_direct0 = true;
+          if (kn >= 8) vd.diag |= solgemm::kernels::family::kBareProducer;
           const solgemm::Config c = cfg_of(sh.cands[0], nt);
           const float us = tm.time([&] {
             run_skinny(c, vd, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
           }) - fixed;
-          static const char* names[] = {"", "-S8", "-nod0", "-noexc", "-nocoop", "-all4", "-bare", "-bare-nod0"};
+          static const char* names[] = {"", "-S8", "-nod0", "-noexc", "-nocoop", "-all4", "-bare", "-bare-nod0", "-bare2", "-bare2-nod0"};
           std::printf("%-12s %4d %-18s %9.2f   (stream alone)\n", sh.name, m,
                       (lstr(sh.cands[0]) + "-ring-notail" + names[kn]).c_str(), us);
         }

@@ -222,6 +222,9 @@ constexpr int kGroupMajor = 1 << 23;
 // only wait for each stage, read a word of their slot and release it (bench/stream_study.cu's consumers), then leave:
 // the producer's stream in the family's kernel without the compute warps' work (perf-notes step 93).
 constexpr int kBareConsumers = 1 << 24;
+// Bench (with kBareConsumers, one-term sources whose every warp has gpw groups): the producer's loop as the stream
+// study's (no ballot, no per-lane group count, no stamps), perf-notes step 93.
+constexpr int kBareProducer = 1 << 25;
 __device__ __forceinline__ void ring_stamp(unsigned long long* trace, int diag, int i, int kind) {
   if (trace && (diag & kRingTrace) && i < 64) {
     unsigned long long v;
@@ -555,6 +558,29 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   //    variants from spilling 16 bytes).
   if ((a.diag & 4) && S > 0 && warp < warps) asm volatile("bar.arrive 2, %0;\n" ::"r"((warps + 1) * 32) : "memory");
   if ((a.diag & 4) && S > 0 && warp == warps) asm volatile("bar.sync 2, %0;\n" ::"r"((warps + 1) * 32) : "memory");
+  if (kBench == kDiagnostics && (diag & kBareConsumers) && (diag & kBareProducer) && warp == warps && S > 0) {
+    if (lane < warps) {
+      const int prt = rblock * a.rt_cta + lane % a.rt_cta, g0 = (crank * a.wk + lane / a.rt_cta) * a.gpw;
+      const uint8_t* src = Src::term(a, 0) + (static_cast<int64_t>(prt) * a.k_groups + g0) * Src::kTermBytes;
+      const uint32_t dst0 = smem_u32(smem) + static_cast<uint32_t>(ring_off + lane * kSlot);
+      int q = 0;
+      uint32_t pph = 0;
+      for (int i = d0; i < n_iter; ++i) {
+        if (lane == 0) {
+          mbar_wait(bars + 8u * (S + q), pph ^ 1u);
+          mbar_arrive_expect_tx(bars + 8u * q, static_cast<uint32_t>(warps * kSlot));
+        }
+        __syncwarp(0xFFFFFFFFu >> (32 - warps));
+        bulk_g2s(dst0 + static_cast<uint32_t>(q * warps * kSlot), src + i * Src::kTermBytes, Src::kTermBytes,
+                 bars + 8u * q);
+        if (++q == S) {
+          q = 0;
+          pph ^= 1u;
+        }
+      }
+    }
+    return;
+  }
   if (warp == warps && S > 0) {
     int pn = 0;
     int64_t pg = 0;
