@@ -581,21 +581,17 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     }
     return;
   }
-  // Only the producer's lanes that copy (lane w < warps: compute warp w's run) take part in its loop; the others
-  // leave at once (perf-notes step 93: with all 32 lanes in the loop the stream ran ~1.3 us slower). A lane's source
-  // and slot advance by a group and a stage per iteration.
-  if (warp == warps && S > 0 && lane < warps) {
-    const unsigned pmask = 0xFFFFFFFFu >> (32 - warps);  // (warps <= 31)
-    const int prt = rblock * a.rt_cta + lane % a.rt_cta, g0 = (crank * a.wk + lane / a.rt_cta) * a.gpw;
-    const int pn = prt < a.row_tiles ? max(min(a.gpw, a.k_groups - g0), 0) : 0;
-    const int64_t pg = static_cast<int64_t>(prt) * a.k_groups + g0;
-    const uint8_t* src[T];
-#pragma unroll
-    for (int t = 0; t < T; ++t) src[t] = Src::term(a, t) + (pg + d0) * Src::kTermBytes;
-    const uint32_t dst0 = smem_u32(smem) + static_cast<uint32_t>(ring_off + lane * kSlot);
+  if (warp == warps && S > 0) {
+    int pn = 0;
+    int64_t pg = 0;
+    if (lane < warps) {
+      const int prt = rblock * a.rt_cta + lane % a.rt_cta, g0 = (crank * a.wk + lane / a.rt_cta) * a.gpw;
+      pn = prt < a.row_tiles ? max(min(a.gpw, a.k_groups - g0), 0) : 0;
+      pg = static_cast<int64_t>(prt) * a.k_groups + g0;
+    }
     // (bench, kGroupMajor: k warp kw's groups, those of its first warp, whose row tile is always a real one; and the
     // row tiles of this CTA's block)
-    const int kw_pn = gm ? __shfl_sync(pmask, pn, (min(lane, a.wk - 1) * a.rt_cta) & 31) : 0;
+    const int kw_pn = gm ? __shfl_sync(0xFFFFFFFFu, pn, (min(lane, a.wk - 1) * a.rt_cta) & 31) : 0;
     const int nv = gm ? min(a.rt_cta, a.row_tiles - rblock * a.rt_cta) : 0;
     // (bench, no tail: stamps 4, 5, 6 = the producer's lane setup done, its first stage posted, its copies issued)
     if (trace && (diag & 2) && lane == 0) stamp(trace, 4, pg == 12345 ? 1ull : 0ull);
@@ -603,14 +599,14 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     uint32_t pph = 0;
     for (int i = d0; i < n_iter; ++i) {
       if ((diag & 8192) && i >= S + d0) break;  // (bench, compute alone: one round of copies, never reused)
-      const unsigned act = __ballot_sync(pmask, i < pn);
+      const unsigned act = __ballot_sync(0xFFFFFFFFu, i < pn);
       if (lane == 0) {
         if (!(diag & 8192)) mbar_wait(bars + 8u * (S + q), pph ^ 1u);
         ring_stamp(trace, diag, i, 3);
         mbar_arrive_expect_tx(bars + 8u * q, static_cast<uint32_t>(__popc(act) * kSlot));
         if (i == d0 && trace && (diag & 2)) stamp(trace, 5);
       }
-      __syncwarp(pmask);
+      __syncwarp();
       if (gm) {  // (bench: lane kw copies k warp kw's row tiles of the stage, consecutive in the group-major copy)
         if (lane < a.wk && i < kw_pn) {
           const int64_t grp = static_cast<int64_t>((crank * a.wk + lane) * a.gpw + i) * a.tile_stride + rblock * a.rt_cta;
@@ -618,12 +614,12 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
           bulk_g2s(dst, Src::term(a, 0) + grp * Src::kTermBytes, nv * Src::kTermBytes, bars + 8u * q);
         }
       } else if (i < pn) {
-        const uint32_t dst = dst0 + static_cast<uint32_t>(q * warps * kSlot);
+        const uint32_t dst = smem_u32(smem) + static_cast<uint32_t>(ring_off + (q * warps + lane) * kSlot);
 #pragma unroll
-        for (int t = 0; t < T; ++t) bulk_g2s(dst + t * Src::kTermBytes, src[t], Src::kTermBytes, bars + 8u * q);
+        for (int t = 0; t < T; ++t)
+          bulk_g2s(dst + t * Src::kTermBytes, Src::term(a, t) + (pg + i) * Src::kTermBytes, Src::kTermBytes,
+                   bars + 8u * q);
       }
-#pragma unroll
-      for (int t = 0; t < T; ++t) src[t] += Src::kTermBytes;
       if (i == d0 && trace && (diag & 2) && lane == 0) stamp(trace, 6);
       if (lane == 0) ring_stamp(trace, diag, i, 0);
       if (++q == S) {
