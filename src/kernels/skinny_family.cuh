@@ -597,32 +597,6 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     if (trace && (diag & 2) && lane == 0) stamp(trace, 4, pg == 12345 ? 1ull : 0ull);
     int q = 0;
     uint32_t pph = 0;
-    // Every copying lane has a group in every iteration (all but the matrix's edge CTAs): a loop without per-lane
-    // tests or byte counts, the other lanes out of it (perf-notes step 93: the stream ran ~1.3 us faster so, in the
-    // bench's kernel). Else the general loop below.
-    if (!gm && !(diag & 8192) && __all_sync(0xFFFFFFFFu, lane >= warps || pn >= n_iter)) {
-      if (lane < warps) {
-        const unsigned pmask = 0xFFFFFFFFu >> (32 - warps);  // (warps <= 31)
-        const uint32_t dst0 = smem_u32(smem) + static_cast<uint32_t>(ring_off + lane * kSlot);
-        for (int i = d0; i < n_iter; ++i) {
-          if (lane == 0) {
-            mbar_wait(bars + 8u * (S + q), pph ^ 1u);
-            ring_stamp(trace, diag, i, 3);
-            mbar_arrive_expect_tx(bars + 8u * q, static_cast<uint32_t>(warps * kSlot));
-          }
-          __syncwarp(pmask);
-#pragma unroll
-          for (int t = 0; t < T; ++t)
-            bulk_g2s(dst0 + static_cast<uint32_t>(q * warps * kSlot + t * Src::kTermBytes),
-                     Src::term(a, t) + (pg + i) * Src::kTermBytes, Src::kTermBytes, bars + 8u * q);
-          if (lane == 0) ring_stamp(trace, diag, i, 0);
-          if (++q == S) {
-            q = 0;
-            pph ^= 1u;
-          }
-        }
-      }
-    } else
     for (int i = d0; i < n_iter; ++i) {
       if ((diag & 8192) && i >= S + d0) break;  // (bench, compute alone: one round of copies, never reused)
       const unsigned act = __ballot_sync(0xFFFFFFFFu, i < pn);
