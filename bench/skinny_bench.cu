@@ -8,7 +8,9 @@
 // v2: layouts split K across CTAs through a global workspace (no clusters); "cublas" = the vendor family
 // (cublasGemmEx on the raw BF16 weights, same handle setup as src/api.cu), timed the same way.
 // Beside the plan's layout: "-noexc" (exception tables emptied), "-ring" (no decode, no MMA: the weight ring
-// and the tail alone), "-notail" (no reduction or output: wrong results), "-ring-notail" (the stream alone),
+// and the tail alone), "-notail" (no reduction or output: wrong results), "-ring-notail" (the stream alone; the
+// bench instantiation's producer tests its knobs at run time and streams ~0.7-1.3 us slower than the library's
+// would, perf-notes step 93),
 // "-nod0" (every group through the ring, perf-notes step 49), "-nodecode" (raw bits as MMA operands), "-xfirst" (the producer waits until x is requested), "-xonephase" (x in
 // one phase), "-benchk" (the bench's kernel instantiation without any experiment: the diagnostic rows run it, the
 // plan and candidate rows the library's), "-S<n>" (ring depth capped at n stages), "-nowait" (the compute alone:

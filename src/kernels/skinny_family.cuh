@@ -207,7 +207,7 @@ __device__ __forceinline__ void stamp(unsigned long long* trace, int i, unsigned
 // Bench ring trace (diag & kRingTrace, with a trace buffer): per CTA and ring iteration i < 64, %globaltimer at
 // kind 0 the producer's copies of stage i issued, 1 warp 0 past stage i's full barrier, 2 the last compute warp
 // past it, 3 the producer allowed to refill for i (its empty wait returned); after the 8-per-CTA timeline
-// region of kRingTraceOff entries (perf-notes step 87).
+// region of kRingTraceOff entries (perf-notes step 87; its run-time tests slow the producer's issue, step 93).
 constexpr int kRingTrace = 1 << 22, kRingTraceOff = 16384;
 // The kernels' instantiations (skinny_kernel's kBench): the library's (no diagnostics compiled in); the bench's
 // with every diagnostic knob (Args::diag, Args::trace); the bench's with the stamps alone (timeline and ring
