@@ -218,12 +218,13 @@ constexpr int kLibrary = 0, kDiagnostics = 1, kTraceOnly = 2;
 // producer fetches each k warp's row tiles of a stage with one bulk copy (perf-notes step 89's layout, measured on
 // the library's loop without changing the library's format).
 constexpr int kGroupMajor = 1 << 23;
-// Bench (diag & kBareConsumers, the kDiagnostics instantiation only): once the barriers are set up, the compute warps
-// only wait for each stage, read a word of their slot and release it (bench/stream_study.cu's consumers), then leave:
-// the producer's stream in the family's kernel without the compute warps' work (perf-notes step 93).
+// Bench (diag & kBareConsumers, the kDiagnostics instantiation only, no clusters): once the barriers are set up, the
+// compute warps only wait for each stage, read a word of their slot and release it (bench/stream_study.cu's
+// consumers), then leave: the producer's stream in the family's kernel without the compute warps' work (perf-notes
+// step 93).
 constexpr int kBareConsumers = 1 << 24;
-// Bench (with kBareConsumers, one-term sources whose every warp has gpw groups): the producer's loop as the stream
-// study's (no ballot, no per-lane group count, no stamps), perf-notes step 93.
+// Bench (with kBareConsumers; one-term sources, CTAs whose every warp has all the CTA's groups, others take the usual
+// loop): the producer's loop as the stream study's (no ballot, no per-lane group count, no stamps), perf-notes step 93.
 constexpr int kBareProducer = 1 << 25;
 __device__ __forceinline__ void ring_stamp(unsigned long long* trace, int diag, int i, int kind) {
   if (trace && (diag & kRingTrace) && i < 64) {
@@ -484,7 +485,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     }
     __syncthreads();
   }
-  if (kBench == kDiagnostics && (diag & kBareConsumers) && S > 0 && warp < warps) {
+  if (kBench == kDiagnostics && !kCluster && (diag & kBareConsumers) && S > 0 && warp < warps) {
     uint32_t acc = 0, ph = 0;
     int s = 0;
     for (int i = d0; i < n_iter; ++i) {
@@ -558,7 +559,12 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   //    variants from spilling 16 bytes).
   if ((a.diag & 4) && S > 0 && warp < warps) asm volatile("bar.arrive 2, %0;\n" ::"r"((warps + 1) * 32) : "memory");
   if ((a.diag & 4) && S > 0 && warp == warps) asm volatile("bar.sync 2, %0;\n" ::"r"((warps + 1) * 32) : "memory");
-  if (kBench == kDiagnostics && (diag & kBareConsumers) && (diag & kBareProducer) && warp == warps && S > 0) {
+  // (bare producer: only where its fixed byte count is right, i.e. every copying lane has all n_iter groups; else
+  // the loop below)
+  if (kBench == kDiagnostics && !kCluster && Src::kTerms == 1 && (diag & kBareConsumers) && (diag & kBareProducer) &&
+      warp == warps && S > 0 &&
+      __all_sync(0xFFFFFFFFu, lane >= warps || (rblock * a.rt_cta + lane % a.rt_cta < a.row_tiles &&
+                                                (crank * a.wk + lane / a.rt_cta) * a.gpw + n_iter <= a.k_groups))) {
     if (lane < warps) {
       const int prt = rblock * a.rt_cta + lane % a.rt_cta, g0 = (crank * a.wk + lane / a.rt_cta) * a.gpw;
       const uint8_t* src = Src::term(a, 0) + (static_cast<int64_t>(prt) * a.k_groups + g0) * Src::kTermBytes;
