@@ -14,7 +14,7 @@
 // "-nod0" (every group through the ring, perf-notes step 49), "-nodecode" (raw bits as MMA operands), "-xfirst" (the producer waits until x is requested), "-xonephase" (x in
 // one phase), "-benchk" (the bench's kernel instantiation without any experiment: the diagnostic rows run it, the
 // plan and candidate rows the library's), "-S<n>" (ring depth capped at n stages), "-nowait" (the compute alone:
-// the loop does not wait for its stages; wrong results; the library's loop, trace-only instantiation, since step 94), "-iadd" (the 12-bit decode in the true domain, an IADD
+// the loop does not wait for its stages; wrong results), "-iadd" (the 12-bit decode in the true domain, an IADD
 // per register, as before perf-notes step 42); router: "-notail", "-nomma",
 // "-stream"; "-lasttail": the split-K tail summed by each tile's last arrival alone (before session 10).
 // "timeline" rows: per-CTA %globaltimer stamps (Timer::timeline), plan layout with and without exceptions.
@@ -47,13 +47,13 @@ namespace {
 
 using namespace bench;  // NOLINT: the shared timing helpers
 
-// The library's kernels; with stamps, the group-major copy or the loop without waits (8192) asked for and no other
-// diagnostic, the trace-only instantiation (the library's loop plus those: timelines and ring traces of the plan rows,
-// perf-notes steps 89, 94); else the bench's instantiation with every diagnostic compiled in.
+// The library's kernels; with stamps or the group-major copy asked for and no other diagnostic, the trace-only
+// instantiation (the library's loop plus the stamps: timelines and ring traces of the plan rows, perf-notes step 89);
+// else the bench's instantiation with every diagnostic compiled in.
 void run_skinny(const solgemm::Config& c, const solgemm::kernels::PackedView& v, const __nv_bfloat16* x, int64_t m,
                 __nv_bfloat16* out, int64_t rows, cudaStream_t s) {
   namespace fam = solgemm::kernels::family;
-  if ((v.trace != nullptr || v.diag != 0) && (v.diag & ~fam::kTraceOnlyKnobs) == 0)
+  if ((v.trace != nullptr || v.diag != 0) && (v.diag & ~(fam::kRingTrace | fam::kGroupMajor)) == 0)
     fam::skinny_dispatch<fam::kTraceOnly>(c, v, x, m, out, rows, s);
   else if (v.diag != 0 || v.trace != nullptr)
     fam::skinny_dispatch<fam::kDiagnostics>(c, v, x, m, out, rows, s);

@@ -218,9 +218,6 @@ constexpr int kLibrary = 0, kDiagnostics = 1, kTraceOnly = 2;
 // producer fetches each k warp's row tiles of a stage with one bulk copy (perf-notes step 89's layout, measured on
 // the library's loop without changing the library's format).
 constexpr int kGroupMajor = 1 << 23;
-// The knobs the trace-only instantiation keeps: the stamps, the group-major copy, and 8192 (the loop without waits for
-// its stages: the library's compute alone, perf-notes step 94).
-constexpr int kTraceOnlyKnobs = kRingTrace | kGroupMajor | 8192;
 // Bench (diag & kBareConsumers, the kDiagnostics instantiation only, no clusters): once the barriers are set up, the
 // compute warps only wait for each stage, read a word of their slot and release it (bench/stream_study.cu's
 // consumers), then leave: the producer's stream in the family's kernel without the compute warps' work (perf-notes
@@ -390,7 +387,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   const int nthreads = blockDim.x;
   // Bench-only knobs (Args::diag, Args::trace): compiled in only for the bench's instantiations (kBench): all of
   // them (kDiagnostics), or the stamps alone (kTraceOnly: every other diag test folds away, the library's loop).
-  const int diag = kBench == kDiagnostics ? a.diag : kBench == kTraceOnly ? (a.diag & kTraceOnlyKnobs) : 0;
+  const int diag = kBench == kDiagnostics ? a.diag : kBench == kTraceOnly ? (a.diag & (kRingTrace | kGroupMajor)) : 0;
   const bool gm = Src::kTerms == 1 && (diag & kGroupMajor) != 0;  // (bench: the group-major copy, one copy per k warp)
   unsigned long long* const trace = kBench != kLibrary ? a.trace : nullptr;
   const int crank = static_cast<int>(blockIdx.x) % a.cs;  // K split of this CTA
