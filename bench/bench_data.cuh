@@ -83,8 +83,6 @@ inline solgemm::kernels::SplitWs split_workspace(size_t floats) {
   split.tiles64 = split.counters;  // the skinny family's shared tail: 15 sets of 64-bit counters
   CK(cudaMalloc(&split.cnt64, 15 * split.tiles64 * 8));
   CK(cudaMemset(split.cnt64, 0, 15 * split.tiles64 * 8));
-  CK(cudaMalloc(&split.ws64, split.ws_floats * 8));  // the flagged partials (one-term sources)
-  CK(cudaMemset(split.ws64, 0, split.ws_floats * 8));
   return split;
 }
 

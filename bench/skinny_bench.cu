@@ -16,8 +16,7 @@
 // plan and candidate rows the library's), "-S<n>" (ring depth capped at n stages), "-nowait" (the compute alone:
 // the loop does not wait for its stages; wrong results), "-iadd" (the 12-bit decode in the true domain, an IADD
 // per register, as before perf-notes step 42); router: "-notail", "-nomma",
-// "-stream"; "-lasttail": the split-K tail summed by each tile's last arrival alone (before session 10);
-// "-cnttail": the shared tail meeting at a counter (before perf-notes step 95).
+// "-stream"; "-lasttail": the split-K tail summed by each tile's last arrival alone (before session 10).
 // "timeline" rows: per-CTA %globaltimer stamps (Timer::timeline), plan layout with and without exceptions.
 // Usage: skinny_bench [reps=100] [diag|-] [m list, e.g. 1,8,16,32]; SKINNY_ONLY=<shape> runs that shape alone,
 // SKINNY_QUICK=1 fewer diagnostic rows; SKINNY_NCU=1 the plan kernel and its stream alone once each (a profiler's run); SKINNY_RINGBISECT=1 the stream alone with one knob at a time; SKINNY_RING=1 adds the ring trace of the first layout (per ring iteration:
@@ -315,10 +314,10 @@ int main(int argc, char** argv) {
                                                       {"-nodecode", 8}, {"-xfirst", 4}, {"-nocluster", 16},
                                                       {"-xonephase", 64}, {"-benchk", 128}, {"-nowait", 8192},
                                                       {"-iadd", 16384}, {"-nowait-iadd", 8192 | 16384},
-                                                      {"-nod0", 32}, {"-lasttail", 1 << 20}, {"-cnttail", 1 << 21}};
+                                                      {"-nod0", 32}, {"-lasttail", 1 << 20}};
       for (const auto& [suffix, dg] : variants) {
         if (quick && dg != 0 && dg != 3 && dg != 8192 && dg != 16384 && dg != (8192 | 16384) && dg != 32 &&
-            dg != (1 << 20) && dg != (1 << 21) && dg != 128)
+            dg != (1 << 20) && dg != 128)
           continue;
         solgemm::kernels::PackedView vd = v;
         if (dg == 0) vd.exc_off = d_zero;
@@ -328,10 +327,6 @@ int main(int argc, char** argv) {
         if (dg == (1 << 20)) {  // the library kernel with the last-arrival split-K tail (before session 10)
           vd.diag = 0;
           vd.split.cnt64 = nullptr;
-        }
-        if (dg == (1 << 21)) {  // the library kernel with the counter shared tail (before perf-notes step 95)
-          vd.diag = 0;
-          vd.split.ws64 = nullptr;
         }
         const solgemm::Config c = cfg_of(sh.cands[0], nt);
         const float us = tm.time([&] {

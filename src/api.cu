@@ -63,8 +63,7 @@ struct Weights::Impl {
   cublasHandle_t blas = nullptr;         // vendor family, with its own workspace
   std::shared_ptr<kernels::VendorTable> vendor_table;  // cuBLASLt algorithms tuned at prepare (BF16)
   DevBuf blas_ws;
-  DevBuf split_ws, split_cnt, split_cnt64, split_ws64;  // skinny / router split-K workspace + zeroed counters and
-                                                         // flagged partials (kernels.hpp)
+  DevBuf split_ws, split_cnt, split_cnt64;  // skinny / router split-K workspace + zeroed counters (kernels.hpp)
   kernels::SplitWs split;
   DevBuf stream_ws, stream_cnt;          // stream family: partials + its barrier counters (kernels.hpp)
   kernels::StreamWs stream;
@@ -234,9 +233,6 @@ Weights Weights::prepare(const void* d_W, DType wt, int64_t n, int64_t k, cudaSt
       if (need.tiles64 > 0)  // the shared tail's counters: 15 sets (cs = 2..16) of one per tile
         impl->split.cnt64 = impl->split_cnt64.alloc<unsigned long long>(15 * need.tiles64 * 8, true, stream,
                                                                         "prepare: split-K counters");
-      if (impl->storage != Storage::hilo)  // the skinny family's flagged partials (one-term sources), zeroed
-        impl->split.ws64 = impl->split_ws64.alloc<unsigned long long>(need.ws_floats * 8, true, stream,
-                                                                      "prepare: split-K flagged partials");
       check_cuda(cudaStreamSynchronize(stream), "prepare: synchronising");
     }
   }

@@ -115,9 +115,6 @@ struct SplitWs {
   // arrival counters that only grow, slot (cs - 2) * tiles64 + tile (one set per split, cs = 2..16), zeroed once.
   unsigned long long* cnt64 = nullptr;
   size_t tiles64 = 0;
-  // The skinny family's flagged partials (one-term sources, cooperative launch; perf-notes step 95): ws_floats
-  // entries of {FP32 value, flag}, zeroed once; each launch's readers set the entries they consume back to 0.
-  unsigned long long* ws64 = nullptr;
 };
 // Capacity (floats, counters) that calls with m <= max_m and rows <= n need under the plan table, for the
 // skinny family (packed storage; m capped at 64) or the router family (hilo storage).

@@ -93,7 +93,6 @@ struct Args {
   int max_stages = kMaxStages;       // cap on the ring depth
   int allow_cluster = 1;             // let launch use clusters when the whole grid fits at once
   int tile_stride = 0;               // bench only (kGroupMajor): row tiles per k group of the group-major copy
-  unsigned long long* ws64 = nullptr;  // flagged partials (SplitWs::ws64, ws_cap entries; null: the counter tail)
 };
 
 // The launch arguments every policy shares (layout, x, out, split-K workspace), checked against the matrix:
@@ -122,7 +121,6 @@ inline Args make_args(const char* who, const Config& cfg, const __nv_bfloat16* x
   a.cnt_cap = split.counters;
   a.cnt64 = split.cnt64;
   a.tiles64 = split.tiles64;
-  a.ws64 = split.ws64;
   return a;
 }
 
@@ -922,48 +920,6 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   // thread, straight to the output.
   const int tile_id = static_cast<int>(blockIdx.y) * static_cast<int>(gridDim.x / a.cs) + rblock;
   const int pstride = tile_rows * mc;
-  if (Src::kTerms == 1 && a.dist && a.ws64 != nullptr) {
-    // Flagged shared tail (cooperative launch: every CTA is resident; perf-notes step 95): each entry of the
-    // partial goes out as one 64-bit store {FP32 value, flag 1}, and CTA crank sums share crank of the tile as its
-    // peers' entries arrive, waiting per entry for the flag (no fence, no arrival count, no barrier: the entry is its
-    // own signal; an aligned 64-bit access is single-copy atomic). The same additions in the same order as the
-    // counter tail below. A consumed entry is set back to 0, so the workspace is all zero again at the end of the
-    // launch (each entry is read by exactly one CTA), ready for the next one.
-    unsigned long long* w64 = a.ws64 + static_cast<int64_t>(tile_id) * a.cs * tile;
-    for_tile([&](int rl, int tl, float v) {
-      asm volatile("st.relaxed.gpu.global.b64 [%0], %1;\n" ::"l"(w64 + crank * pstride + tl * tile_rows + rl),
-                   "l"((1ull << 32) | __float_as_uint(v))
-                   : "memory");
-    });
-    if (trace && threadIdx.x == 0) {
-      stamp(trace, 5);
-      stamp(trace, 7, 2ull);
-    }
-    const int e1 = pstride * (crank + 1) / a.cs;
-    for (int e = pstride * crank / a.cs + static_cast<int>(threadIdx.x); e < e1; e += nthreads) {
-      float sum = 0.f;
-      for (int q0 = 0; q0 < a.cs; q0 += 8) {  // 8 peers' entries in flight, added in split order
-        unsigned long long v[8];
-#pragma unroll
-        for (int j = 0; j < 8; ++j)
-          if (q0 + j < a.cs)
-            asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];\n" : "=l"(v[j]) : "l"(w64 + (q0 + j) * pstride + e) : "memory");
-#pragma unroll
-        for (int j = 0; j < 8; ++j)
-          if (q0 + j < a.cs) {
-            while ((v[j] >> 32) == 0)
-              asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];\n" : "=l"(v[j]) : "l"(w64 + (q0 + j) * pstride + e) : "memory");
-            const float f = __uint_as_float(static_cast<uint32_t>(v[j]));
-            sum = q0 + j == 0 ? f : sum + f;
-            asm volatile("st.relaxed.gpu.global.b64 [%0], %1;\n" ::"l"(w64 + (q0 + j) * pstride + e), "l"(0ull) : "memory");
-          }
-      }
-      const int tl = e / tile_rows, rl = e - tl * tile_rows;
-      if (row0 + rl < a.rows) store_out(out, static_cast<int64_t>(tok0 + tl) * a.rows + row0 + rl, sum);
-    }
-    if (trace && threadIdx.x == 0) stamp(trace, 6);
-    return;
-  }
   float* w = a.ws + static_cast<int64_t>(tile_id) * a.cs * tile;
   for_tile([&](int rl, int tl, float v) { __stcg(w + crank * pstride + tl * tile_rows + rl, v); });
   __syncthreads();
