@@ -153,6 +153,26 @@ struct Timer {
   }
 };
 
+// A ring trace (skinny_bench SKINNY_RING, stream_study STUDY_RING): per ring iteration i < iters, the medians over
+// `ctas` CTAs of stamp(cta, i, kind) - entry(cta) in us (kind 3 the producer's refill allowed, 0 its copies issued,
+// 1 warp 0 and 2 the last compute warp past the stage's full barrier); unset stamps (0) are left out.
+template <class Entry, class Stamp>
+void print_ring_trace(int ctas, int iters, Entry&& entry, Stamp&& stamp) {
+  for (int i = 0; i < iters; ++i) {
+    double med[4];
+    for (int kind = 0; kind < 4; ++kind) {
+      std::vector<double> d;
+      for (int cta = 0; cta < ctas; ++cta) {
+        const unsigned long long t0 = entry(cta), t = stamp(cta, i, kind);
+        if (t0 && t) d.push_back((static_cast<double>(t) - static_cast<double>(t0)) * 1e-3);
+      }
+      std::sort(d.begin(), d.end());
+      med[kind] = d.empty() ? -1.0 : d[d.size() / 2];
+    }
+    std::printf("  %2d: %6.2f %6.2f %6.2f %6.2f\n", i, med[3], med[0], med[1], med[2]);
+  }
+}
+
 float ceiling(Timer& tm, const uint4* data, size_t bytes) {
   float best = 1e9f;
   for (int bm : {1, 2, 3, 4})

@@ -19,8 +19,10 @@
 // "-stream"; "-lasttail": the split-K tail summed by each tile's last arrival alone (before session 10).
 // "timeline" rows: per-CTA %globaltimer stamps (Timer::timeline), plan layout with and without exceptions.
 // Usage: skinny_bench [reps=100] [diag|-] [m list, e.g. 1,8,16,32]; SKINNY_ONLY=<shape> runs that shape alone,
-// SKINNY_QUICK=1 fewer diagnostic rows; SKINNY_NCU=1 the plan kernel and its stream alone once each (a profiler's run); SKINNY_RINGBISECT=1 the stream alone with one knob at a time; SKINNY_RING=1 adds the ring trace of the first layout (per ring iteration:
-// the producer's refill allowed / copies issued, warp 0 and the last warp past the stage's barrier); SKINNY_GM=1
+// SKINNY_QUICK=1 fewer diagnostic rows; SKINNY_NCU=1 the plan kernel and its stream alone once each (a profiler's
+// run); SKINNY_RINGBISECT=1 the stream alone with one knob at a time; SKINNY_RING=1 adds the ring trace of the first
+// layout (per ring iteration: the producer's refill allowed / copies issued, warp 0 and the last warp past the
+// stage's barrier); SKINNY_GM=1
 // times every layout of the list on a group-major copy of the groups with one bulk copy per k warp and stage, on the
 // library's loop (perf-notes step 89), beside the library's kernel, with timelines (and ring traces with SKINNY_RING).
 #include <cublas_v2.h>
@@ -373,24 +375,37 @@ int main(int argc, char** argv) {
       if (std::getenv("SKINNY_RINGBISECT")) {
         // The stream alone (-ring-notail) of the plan's layout, one difference from bench/stream_study's ring at a
         // time (which streams the same addresses at the ceiling): ring depth 8, no direct first group, no
-        // exceptions, no cooperative launch, all four; and the stream alone of the other layouts.
-        for (int kn = 0; kn < 10; ++kn) {
+        // exceptions, no cooperative launch, all four; the bare consumers and producer (perf-notes step 93); the
+        // groups in a fresh buffer; and the stream alone of the other layouts.
+        namespace fam = solgemm::kernels::family;
+        struct Knobs {
+          const char* name;
+          bool s8, nod0, noexc, nocoop;
+          int bare;  // diag bits added
+        };
+        const Knobs knobs[] = {{"", false, false, false, false, 0},
+                               {"-S8", true, false, false, false, 0},
+                               {"-nod0", false, true, false, false, 0},
+                               {"-noexc", false, false, true, false, 0},
+                               {"-nocoop", false, false, false, true, 0},
+                               {"-all4", true, true, true, true, 0},
+                               {"-bare", false, false, false, false, fam::kBareConsumers},
+                               {"-bare-nod0", false, true, false, false, fam::kBareConsumers},
+                               {"-bare2", false, false, false, false, fam::kBareConsumers | fam::kBareProducer},
+                               {"-bare2-nod0", false, true, false, false, fam::kBareConsumers | fam::kBareProducer}};
+        const solgemm::Config c = cfg_of(sh.cands[0], nt);
+        for (const Knobs& kn : knobs) {
           solgemm::kernels::PackedView vd = v;
-          vd.diag = 3;
-          if (kn == 1 || kn == 5) vd.max_stages = 8;
-          if (kn == 2 || kn == 5) vd.no_direct0 = true;
-          if (kn == 3 || kn == 5) vd.exc_off = d_zero;
-          if (kn == 4 || kn == 5) vd.split.cnt64 = nullptr;
-          if (kn >= 6) vd.diag = 3 | solgemm::kernels::family::kBareConsumers;  // (perf-notes step 93)
-          if (kn == 7 || kn == 9) vd.no_direct0 = true;
-          if (kn >= 8) vd.diag |= solgemm::kernels::family::kBareProducer;
-          const solgemm::Config c = cfg_of(sh.cands[0], nt);
+          vd.diag = 3 | kn.bare;
+          if (kn.s8) vd.max_stages = 8;
+          vd.no_direct0 = kn.nod0;
+          if (kn.noexc) vd.exc_off = d_zero;
+          if (kn.nocoop) vd.split.cnt64 = nullptr;
           const float us = tm.time([&] {
             run_skinny(c, vd, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
           }) - fixed;
-          static const char* names[] = {"", "-S8", "-nod0", "-noexc", "-nocoop", "-all4", "-bare", "-bare-nod0", "-bare2", "-bare2-nod0"};
           std::printf("%-12s %4d %-18s %9.2f   (stream alone)\n", sh.name, m,
-                      (lstr(sh.cands[0]) + "-ring-notail" + names[kn]).c_str(), us);
+                      (lstr(sh.cands[0]) + "-ring-notail" + kn.name).c_str(), us);
         }
         {  // the groups copied into a fresh 128 MB allocation at offsets 0 and 1 MB: does where they lie matter?
           uint8_t* big;
@@ -404,7 +419,6 @@ int main(int argc, char** argv) {
               solgemm::kernels::PackedView vd = v;
               vd.data = big + off;
               vd.diag = dg;
-              const solgemm::Config c = cfg_of(sh.cands[0], nt);
               const float us = tm.time([&] {
                 run_skinny(c, vd, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
               }) - fixed;
@@ -419,10 +433,10 @@ int main(int argc, char** argv) {
           solgemm::kernels::PackedView vd = v;
           vd.diag = 3;
           vd.max_stages = l.stages;
-          const solgemm::Config c = cfg_of(l, nt);
+          const solgemm::Config cl = cfg_of(l, nt);
           try {
             const float us = tm.time([&] {
-              run_skinny(c, vd, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
+              run_skinny(cl, vd, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
             }) - fixed;
             std::printf("%-12s %4d %-18s %9.2f   (stream alone)\n", sh.name, m, (lstr(l) + "-ring-notail").c_str(), us);
           } catch (const std::exception& e) {
@@ -452,20 +466,11 @@ int main(int argc, char** argv) {
           std::printf("ring %s m=%d %s%s (us after each CTA's entry, median over %d CTAs): i: refill-ok issued "
                       "land-w0 land-wlast\n", sh.name, m, lstr(sh.cands[0]).c_str(),
                       dg == 3 ? "-ring-notail" : dg ? "-gm" : "", ctas);
-          for (int i = 0; i < std::min(64, c.gpw); ++i) {
-            double med[4];
-            for (int kind = 0; kind < 4; ++kind) {
-              std::vector<double> d;
-              for (int cta = 0; cta < ctas; ++cta) {
-                const unsigned long long t0 = tr[static_cast<size_t>(cta) * 8];
-                const unsigned long long t = tr[solgemm::kernels::family::kRingTraceOff + (static_cast<size_t>(cta) * 64 + i) * 4 + kind];
-                if (t0 && t) d.push_back((static_cast<double>(t) - static_cast<double>(t0)) * 1e-3);
-              }
-              std::sort(d.begin(), d.end());
-              med[kind] = d.empty() ? -1.0 : d[d.size() / 2];
-            }
-            std::printf("  %2d: %6.2f %6.2f %6.2f %6.2f\n", i, med[3], med[0], med[1], med[2]);
-          }
+          print_ring_trace(
+              ctas, std::min(64, c.gpw), [&](int cta) { return tr[static_cast<size_t>(cta) * 8]; },
+              [&](int cta, int i, int kind) {
+                return tr[solgemm::kernels::family::kRingTraceOff + (static_cast<size_t>(cta) * 64 + i) * 4 + kind];
+              });
         }
       }
       if (d_data_gm != nullptr) {

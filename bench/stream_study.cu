@@ -8,10 +8,12 @@
 //       (cp.async.bulk, complete_tx on the stage's mbarrier) into a shared ring; `streams` consumer warps
 //       wait for each stage, read a word of their slot and release it (no math). Stream w of CTA c is one
 //       contiguous run of bytes. s16 c1536 is the skinny family's pooler ring (one 12-bit group per warp).
-// Usage: stream_study [reps=60]; STUDY_FILL=1: the 50 MB rows on three fills of the buffer (is the rate data-dependent?);
-// STUDY_NCU=1: that ring (map 1) once, for a profiler; STUDY_SMEM=1: that ring asking for 194-227 KB of shared
-// memory (does the L1 / shared-memory split matter?); STUDY_TOUCH=1: that ring with consumers that read their slot;
-// STUDY_RING=1: its ring trace (per iteration: refill allowed, copies issued, landed for warp 0 and the last warp); STUDY_MAP=1: the family-shaped ring with three maps of the streams to CTAs (bulk_ring's `map`)
+// Usage: stream_study [reps=60]. At 50 MB, on the skinny family's ring (family_ring below), instead of the table:
+// STUDY_FILL=1 the rows on three fills of the buffer (is the rate data-dependent?); STUDY_MAP=1 three maps of the
+// streams to CTAs (bulk_ring's `map`); STUDY_SMEM=1 the ring asking for 194-227 KB of shared memory (does the L1 /
+// shared-memory split matter?); STUDY_TOUCH=1 consumers that read their slot; STUDY_RING=1 its ring trace (per
+// iteration: refill allowed, copies issued, landed for warp 0 and the last warp); STUDY_NCU=1 one launch, for a
+// profiler.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -116,7 +118,8 @@ __global__ void __launch_bounds__(1024, 1)
       // touch > 0: the warp reads `touch` 16-byte chunks per lane of its slot (LDS.128; 3 = the skinny family's
       // whole 1536-byte group) before releasing it
       for (int c = 0; c < touch; ++c) {
-        const uint4 v = reinterpret_cast<const uint4*>(ring + static_cast<size_t>(q * streams + warp) * copy + c * 512)[lane];
+        const uint8_t* slot = ring + static_cast<size_t>(q * streams + warp) * copy;
+        const uint4 v = reinterpret_cast<const uint4*>(slot + c * 512)[lane];
         acc ^= v.x ^ v.y ^ v.z ^ v.w;
       }
       __syncwarp();
@@ -183,40 +186,33 @@ int main(int argc, char** argv) {
   CK(cudaFuncSetAttribute(bulk_ring, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024));
   unsigned long long* trace;
   CK(cudaMalloc(&trace, 1024 * 8 * 8));
+  // The skinny family's pooler ring over 50 MB: 128 CTAs x 16 streams of 1536-byte copies, 8 stages, streams mapped to
+  // CTAs as the pooler's plan maps them (map 1); `smem` 0: what the ring needs.
+  auto family_ring = [&](unsigned long long* tr, int touch = 0, unsigned long long* rtr = nullptr, size_t smem = 0) {
+    bulk_ring<<<128, 17 * 32, smem ? smem : kRingOff + 8 * 16 * 1536, tm.s>>>(buf, 16, 24576, 1536, 8, 16, tm.sink, tr,
+                                                                             1, touch, rtr);
+  };
   const Bulk bulks[] = {
       {128, 16, 1536, 192}, {128, 16, 1536, 96},  {128, 16, 3072, 192}, {128, 16, 6144, 192},
       {128, 16, 12288, 192}, {128, 8, 3072, 192}, {128, 4, 6144, 192},  {128, 1, 24576, 192},
       {128, 1, 49152, 192}, {132, 16, 1536, 192}, {132, 16, 6144, 192}, {132, 1, 49152, 192},
       {256, 8, 1536, 96},   {256, 8, 6144, 96},
   };
-  // STUDY_FILL=1: does the rate depend on the bytes? The 50 MB rows (read ceiling, chunks, the family-shaped ring)
-  // with the buffer memset to 3 (as the judge's ceiling buffer), to 0, and random bits (as packed weights).
   if (std::getenv("STUDY_RING")) {  // ring trace of the family-shaped ring (map 1, 50 MB), as SKINNY_RING prints it
     unsigned long long* rtr;
     CK(cudaMalloc(&rtr, 128 * 260 * 8));
     for (int rep = 0; rep < 2; ++rep) {
       CK(cudaMemset(rtr, 0, 128 * 260 * 8));
       flush_read<<<tm.sms * 4, 1024, 0, tm.s>>>(tm.flush, tm.flush_n, tm.sink);
-      bulk_ring<<<128, 17 * 32, kRingOff + 8 * 16 * 1536, tm.s>>>(buf, 16, 24576, 1536, 8, 16, tm.sink, nullptr, 1, 0,
-                                                                    rtr);
+      family_ring(nullptr, 0, rtr);
       CK(cudaStreamSynchronize(tm.s));
       std::vector<unsigned long long> h(128 * 260);
       CK(cudaMemcpy(h.data(), rtr, h.size() * 8, cudaMemcpyDeviceToHost));
       std::printf("ring study s16 c1536 S8 map 1 (us after each CTA's entry, median over 128 CTAs): i: refill-ok "
                   "issued land-w0 land-wlast\n");
-      for (int i = 0; i < 16; ++i) {
-        double med[4];
-        for (int kind = 0; kind < 4; ++kind) {
-          std::vector<double> d;
-          for (int c = 0; c < 128; ++c) {
-            const unsigned long long t0 = h[c * 260 + 256], t = h[c * 260 + i * 4 + kind];
-            if (t0 && t) d.push_back((static_cast<double>(t) - static_cast<double>(t0)) * 1e-3);
-          }
-          std::sort(d.begin(), d.end());
-          med[kind] = d.empty() ? -1.0 : d[d.size() / 2];
-        }
-        std::printf("  %2d: %6.2f %6.2f %6.2f %6.2f\n", i, med[3], med[0], med[1], med[2]);
-      }
+      print_ring_trace(
+          128, 16, [&](int c) { return h[c * 260 + 256]; },
+          [&](int c, int i, int kind) { return h[c * 260 + i * 4 + kind]; });
     }
     return 0;
   }
@@ -225,8 +221,7 @@ int main(int argc, char** argv) {
     std::printf("50.3 MB ceiling (best grid-stride read) %.2f us\n", ceil_us);
     for (const int touch : {0, 1, 3}) {
       const float t = tm.time([&] {
-        bulk_ring<<<128, 17 * 32, kRingOff + 8 * 16 * 1536, tm.s>>>(buf, 16, 24576, 1536, 8, 16, tm.sink, nullptr, 1,
-                                                                      touch);
+        family_ring(nullptr, touch);
       }) - fixed;
       CK(cudaGetLastError());
       std::printf("bulk g128 s16 c1536 S8 map 1, consumers read %d x 512 B of their slot: %7.2f us\n", touch, t);
@@ -239,7 +234,7 @@ int main(int argc, char** argv) {
     for (const int kb : {194, 196, 198, 200, 210, 214, 227}) {
       const size_t smem = static_cast<size_t>(kb) << 10;  // >= kRingOff + 8 x 16 x 1536
       const float t = tm.time([&] {
-        bulk_ring<<<128, 17 * 32, smem, tm.s>>>(buf, 16, 24576, 1536, 8, 16, tm.sink, nullptr, 1);
+        family_ring(nullptr, 0, nullptr, smem);
       }) - fixed;
       CK(cudaGetLastError());
       std::printf("bulk g128 s16 c1536 S8 map 1, %3d KB of dynamic shared memory: %7.2f us\n", kb, t);
@@ -247,7 +242,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (std::getenv("STUDY_NCU")) {  // for a profiler: the family-shaped ring (map 1, 50 MB) launched once
-    bulk_ring<<<128, 17 * 32, kRingOff + 8 * 16 * 1536, tm.s>>>(buf, 16, 24576, 1536, 8, 16, tm.sink, nullptr, 1);
+    family_ring(nullptr);
     CK(cudaStreamSynchronize(tm.s));
     return 0;
   }
@@ -268,6 +263,8 @@ int main(int argc, char** argv) {
       }
     return 0;
   }
+  // STUDY_FILL=1: does the rate depend on the bytes? The 50 MB rows (read ceiling, chunks, the family-shaped ring)
+  // with the buffer memset to 3 (as the judge's ceiling buffer), to 0, and random bits (as packed weights).
   if (std::getenv("STUDY_FILL")) {
     const size_t bytes = 50331648ull;
     for (int fill = 0; fill < 3; ++fill) {
@@ -289,7 +286,8 @@ int main(int argc, char** argv) {
       const float tb1 = tm.time([&] {
         bulk_ring<<<128, 2 * 32, kRingOff + 8 * 24576, tm.s>>>(buf, 1, 16 * 24576, 24576, 8, 16, tm.sink, nullptr);
       }) - fixed;
-      std::printf(" | cta-chunk g128 t1024 %.2f | bulk g128 s16 c1536 S8 %.2f | bulk g128 s1 c24576 S8 %.2f\n", tc, tb, tb1);
+      std::printf(" | cta-chunk g128 t1024 %.2f | bulk g128 s16 c1536 S8 %.2f | bulk g128 s1 c24576 S8 %.2f\n", tc, tb,
+                  tb1);
     }
     return 0;
   }

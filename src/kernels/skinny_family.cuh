@@ -559,33 +559,32 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   //    variants from spilling 16 bytes).
   if ((a.diag & 4) && S > 0 && warp < warps) asm volatile("bar.arrive 2, %0;\n" ::"r"((warps + 1) * 32) : "memory");
   if ((a.diag & 4) && S > 0 && warp == warps) asm volatile("bar.sync 2, %0;\n" ::"r"((warps + 1) * 32) : "memory");
-  // (bare producer: only where its fixed byte count is right, i.e. every copying lane has all n_iter groups; else
-  // the loop below)
   if (kBench == kDiagnostics && !kCluster && Src::kTerms == 1 && (diag & kBareConsumers) && (diag & kBareProducer) &&
-      warp == warps && S > 0 &&
-      __all_sync(0xFFFFFFFFu, lane >= warps || (rblock * a.rt_cta + lane % a.rt_cta < a.row_tiles &&
-                                                (crank * a.wk + lane / a.rt_cta) * a.gpw + n_iter <= a.k_groups))) {
-    if (lane < warps) {
-      const int prt = rblock * a.rt_cta + lane % a.rt_cta, g0 = (crank * a.wk + lane / a.rt_cta) * a.gpw;
-      const uint8_t* src = Src::term(a, 0) + (static_cast<int64_t>(prt) * a.k_groups + g0) * Src::kTermBytes;
-      const uint32_t dst0 = smem_u32(smem) + static_cast<uint32_t>(ring_off + lane * kSlot);
-      int q = 0;
-      uint32_t pph = 0;
-      for (int i = d0; i < n_iter; ++i) {
-        if (lane == 0) {
-          mbar_wait(bars + 8u * (S + q), pph ^ 1u);
-          mbar_arrive_expect_tx(bars + 8u * q, static_cast<uint32_t>(warps * kSlot));
-        }
-        __syncwarp(0xFFFFFFFFu >> (32 - warps));
-        bulk_g2s(dst0 + static_cast<uint32_t>(q * warps * kSlot), src + i * Src::kTermBytes, Src::kTermBytes,
-                 bars + 8u * q);
-        if (++q == S) {
-          q = 0;
-          pph ^= 1u;
+      warp == warps && S > 0) {
+    const int prt = rblock * a.rt_cta + lane % a.rt_cta, g0 = (crank * a.wk + lane / a.rt_cta) * a.gpw;
+    // (only where its fixed byte count is right: every copying lane has all n_iter groups; else the loop below)
+    if (__all_sync(0xFFFFFFFFu, lane >= warps || (prt < a.row_tiles && g0 + n_iter <= a.k_groups))) {
+      if (lane < warps) {
+        const uint8_t* src = Src::term(a, 0) + (static_cast<int64_t>(prt) * a.k_groups + g0) * Src::kTermBytes;
+        const uint32_t dst0 = smem_u32(smem) + static_cast<uint32_t>(ring_off + lane * kSlot);
+        int q = 0;
+        uint32_t pph = 0;
+        for (int i = d0; i < n_iter; ++i) {
+          if (lane == 0) {
+            mbar_wait(bars + 8u * (S + q), pph ^ 1u);
+            mbar_arrive_expect_tx(bars + 8u * q, static_cast<uint32_t>(warps * kSlot));
+          }
+          __syncwarp(0xFFFFFFFFu >> (32 - warps));
+          bulk_g2s(dst0 + static_cast<uint32_t>(q * warps * kSlot), src + i * Src::kTermBytes, Src::kTermBytes,
+                   bars + 8u * q);
+          if (++q == S) {
+            q = 0;
+            pph ^= 1u;
+          }
         }
       }
+      return;
     }
-    return;
   }
   if (warp == warps && S > 0) {
     int pn = 0;
