@@ -24,7 +24,8 @@
 // layout (per ring iteration: the producer's refill allowed / copies issued, warp 0 and the last warp past the
 // stage's barrier); SKINNY_GM=1
 // times every layout of the list on a group-major copy of the groups with one bulk copy per k warp and stage, on the
-// library's loop (perf-notes step 89), beside the library's kernel, with timelines (and ring traces with SKINNY_RING).
+// library's loop (perf-notes step 89), beside the library's kernel, with timelines (and ring traces with SKINNY_RING);
+// SKINNY_XRING=1 times the plan's and the no-split layouts with x through the ring and x staged (perf-notes step 96).
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <fmt/format.h>
@@ -214,6 +215,8 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&trace, 8192ull * 8 * 8));
   unsigned long long* stamps;
   CK(cudaMalloc(&stamps, 64));
+  unsigned long long* big_trace;  // (SKINNY_XRING ring traces: up to 512 CTAs)
+  CK(cudaMalloc(&big_trace, (16384ull + 512 * 256) * 8));
   std::printf("\n%-12s %4s %-18s %9s %9s %8s %8s %10s\n", "shape", "m", "layout", "us", "ceil_us", "x_ceil",
               "GB/s", "rel_vs_1st");
   // SKINNY_ONLY=<shape name>: that shape alone, no router section (for a profiler run).
@@ -272,6 +275,91 @@ int main(int argc, char** argv) {
     const size_t bytes = static_cast<size_t>(
         (static_cast<double>(pk.data.size()) + 4.0 * (pk.exc_off.size() + pk.exc.size())) * frac);
     const float ceil_us = ceiling(tm, rbuf, bytes / 16 * 16) - fixed;
+    if (std::getenv("SKINNY_XRING")) {
+      // x through the ring (skinny_family.cuh kXR) against x staged, layout by layout (the library's kernels): the
+      // plan's layouts and the no-split layouts the x ring makes possible at m >= 3. Output compared with the first
+      // row's (bitwise equal within a K-order class); "-xr" x through the ring, "-xs" x staged, "-auto" the rule.
+      std::vector<Layout> ls;
+      const std::string nm = sh.name;
+      if (nm == "qkv_gate") ls = {{8, 6, 2, 8}, {8, 9, 2, 8}, {1, 1, 8, 16}, {1, 1, 16, 8}, {1, 2, 8, 16}};
+      else if (nm == "o") ls = {{1, 4, 4, 4}, {1, 6, 4, 4}, {1, 8, 2, 8}};
+      else if (nm == "pooler") ls = {{8, 16, 1, 16}, {1, 2, 8, 16}, {1, 1, 8, 16}, {1, 2, 4, 32}};
+      else if (nm == "unpooler") ls = {{4, 16, 1, 16}, {1, 4, 4, 16}, {1, 2, 4, 16}, {1, 2, 2, 32}};
+      std::printf("# %s: %.1f MB read, ceiling %.2f us\n", sh.name, bytes / 1e6, ceil_us);
+      for (int m : ms) {
+        const int nt = m <= 8 ? 1 : m <= 16 ? 2 : 4;
+        std::vector<uint16_t> first;
+        struct Mode {
+          int xr, tw, cap;
+        };
+        const Mode modes_all[] = {{0, 0, 0},  {-1, 0, 0}, {1, 0, 0},  {-1, 1, 0}, {-1, 1, 4}, {-1, 1, 6},
+                                  {1, 1, 0},  {1, 1, 3},  {1, 1, 4},  {1, 1, 6}};
+        const Mode modes_short[] = {{0, 0, 0}, {-1, 0, 0}, {1, 0, 3}, {1, 0, 4}, {1, 0, 5}, {1, 1, 4}};
+        const bool short_modes = std::getenv("SKINNY_XRING_SHORT") != nullptr;
+        std::vector<Mode> modes(short_modes ? std::begin(modes_short) : std::begin(modes_all),
+                                short_modes ? std::end(modes_short) : std::end(modes_all));
+        for (const Layout& l : ls)
+          for (const Mode& md : modes) {
+            const int xr = md.xr;
+            if (l.cs != 1 && xr != 0 && !(xr < 0 && md.tw)) continue;
+            if (std::getenv("SKINNY_XRING_TW") && !md.tw && !(xr == 0)) continue;
+            const solgemm::Config c = cfg_of(l, nt);
+            solgemm::kernels::PackedView vx = v;
+            vx.xring = xr;
+            vx.wtma = md.tw;
+            vx.max_stages = md.cap;
+            const std::string tag = lstr(l) + (md.tw ? "-tma" : "") + (xr < 0 ? "-xs" : xr > 0 ? "-xr" : "-auto") +
+                                    (md.cap ? fmt::format("-S{}", md.cap) : "");
+            CK(cudaMemset(out, 0xFF, static_cast<size_t>(m) * sh.rows * 2));
+            try {
+              run_skinny(c, vx, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
+              CK(cudaStreamSynchronize(tm.s));
+            } catch (const std::exception& e) {
+              std::printf("%-12s %4d %-22s launch failed: %s\n", sh.name, m, tag.c_str(), e.what());
+              cudaGetLastError();
+              continue;
+            }
+            std::vector<uint16_t> o(static_cast<size_t>(m) * sh.rows);
+            CK(cudaMemcpy(o.data(), out, o.size() * 2, cudaMemcpyDeviceToHost));
+            const double rd = first.empty() ? 0.0 : rel_diff(o, first);
+            bool same = true;
+            if (first.empty()) first = o; else same = o == first;
+            const float us = tm.time([&] {
+              run_skinny(c, vx, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
+            }) - fixed;
+            std::printf("%-12s %4d %-22s %9.2f %9.2f %8.3f %8.0f %10.2e%s\n", sh.name, m, tag.c_str(), us, ceil_us,
+                        us / ceil_us, bytes / (us * 1e3), rd, same ? " bitwise=first" : "");
+            std::fflush(stdout);
+            if (m != ms[0] || xr == 0 || md.cap != 0 || std::getenv("SKINNY_XRING_NOTRACE")) continue;
+            // At the first m: the timeline and the ring trace of the trace-only instantiation (the library's loop
+            // plus the stamps).
+            const int ctas = c.split_k * static_cast<int>(((sh.rows + 15) / 16 + c.rt_cta - 1) / c.rt_cta);
+            tm.timeline(fmt::format("{} m={} {}", sh.name, m, tag).c_str(), ctas, trace, [&](unsigned long long* tr) {
+              solgemm::kernels::PackedView vt = vx;
+              vt.trace = tr;
+              run_skinny(c, vt, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
+            });
+            solgemm::kernels::PackedView vt = vx;
+            vt.diag = solgemm::kernels::family::kRingTrace;
+            vt.trace = big_trace;
+            const size_t n_tr = solgemm::kernels::family::kRingTraceOff + static_cast<size_t>(ctas) * 256;
+            CK(cudaMemset(big_trace, 0, n_tr * 8));
+            flush_read<<<tm.sms * 4, 1024, 0, tm.s>>>(tm.flush, tm.flush_n, tm.sink);
+            run_skinny(c, vt, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
+            CK(cudaStreamSynchronize(tm.s));
+            std::vector<unsigned long long> trh(n_tr);
+            CK(cudaMemcpy(trh.data(), big_trace, n_tr * 8, cudaMemcpyDeviceToHost));
+            std::printf("ring %s m=%d %s (us after each CTA's entry, median over %d CTAs): i: refill-ok issued "
+                        "land-w0 land-wlast\n", sh.name, m, tag.c_str(), ctas);
+            print_ring_trace(
+                ctas, std::min(64, c.gpw), [&](int cta) { return trh[static_cast<size_t>(cta) * 8]; },
+                [&](int cta, int i, int kind) {
+                  return trh[solgemm::kernels::family::kRingTraceOff + (static_cast<size_t>(cta) * 64 + i) * 4 + kind];
+                });
+          }
+      }
+      continue;
+    }
     std::printf("# %s: %s, %.1f MB read, plan layout: %s\n", sh.name, pk.describe().c_str(), bytes / 1e6,
                 solgemm::select_plan({sh.rows, sh.k, solgemm::Storage::packed12}, 1, solgemm::Kernel::skinny)
                     .str()

@@ -30,6 +30,10 @@ struct RelaxedCapture {
 // outside the matrix. `who` names the caller in the error.
 CUtensorMap bf16_tensor_map(const void* base, int64_t inner, int64_t outer, int box_inner, int box_outer,
                             const char* who);
+// launch_util.cpp: the general form: `rank` (1..5) dimensions, innermost first (dims in elements, strides in bytes of
+// dimensions 1.., multiples of 16), BF16 or byte elements, 128B swizzle or none, zero fill outside.
+CUtensorMap tensor_map(const void* base, bool bf16, int rank, const uint64_t* dims, const uint64_t* strides,
+                       const uint32_t* box, bool swizzle128, const char* who);
 // launch_util.cpp: raise a kernel's dynamic shared-memory limit (false on failure); CTAs of a kernel resident at
 // once on the current device (0 if the query fails). Both safe inside a stream capture (relaxed mode).
 bool set_dynamic_smem(const void* kernel, int bytes);
@@ -134,6 +138,9 @@ struct PackedView {
   int max_stages = 0;                // bench only: ring depth cap if > 0
   bool no_cluster = false;           // bench only: never reduce split K through a cluster
   bool no_direct0 = false;           // bench only: the ring carries every group (skinny_family.cuh Args::direct0)
+  int xring = 0;                     // x through the ring (skinny_family.cuh use_xring): 0 = the launcher's rule,
+                                     // 1 = wherever it applies, -1 = never (bench A/B)
+  int wtma = 0;                      // one TMA per ring stage (skinny_family.cuh use_wtma): 1 = wherever it applies
 };
 
 // skinny.cu: m <= 64, packed12 / packed16.

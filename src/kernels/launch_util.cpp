@@ -4,12 +4,14 @@
 #include <cudaTypedefs.h>
 #include <fmt/format.h>
 
+#include <string>
+
 #include "kernels.hpp"
 
 namespace solgemm::kernels {
 
-CUtensorMap bf16_tensor_map(const void* base, int64_t inner, int64_t outer, int box_inner, int box_outer,
-                            const char* who) {
+CUtensorMap tensor_map(const void* base, bool bf16, int rank, const uint64_t* dims, const uint64_t* strides,
+                       const uint32_t* box, bool swizzle128, const char* who) {
   using Encode = PFN_cuTensorMapEncodeTiled_v12000;
   static const Encode encode = [] {
     RelaxedCapture relaxed;
@@ -21,18 +23,35 @@ CUtensorMap bf16_tensor_map(const void* base, int64_t inner, int64_t outer, int 
     return reinterpret_cast<Encode>(fn);
   }();
   if (encode == nullptr) throw Error(fmt::format("solgemm: {}: the driver has no cuTensorMapEncodeTiled", who));
+  if (rank < 1 || rank > 5) throw Error(fmt::format("solgemm: {}: tensor map of rank {} (1..5)", who, rank));
   CUtensorMap map;
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(inner), static_cast<cuuint64_t>(outer)};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(inner) * 2};
-  const cuuint32_t box[2] = {static_cast<cuuint32_t>(box_inner), static_cast<cuuint32_t>(box_outer)};
-  const cuuint32_t estr[2] = {1, 1};
-  const CUresult r = encode(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void*>(base), dims, strides, box, estr,
-                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS)
-    throw Error(fmt::format("solgemm: {}: cuTensorMapEncodeTiled failed ({}) for {} x {} (box {} x {})", who,
-                            static_cast<int>(r), outer, inner, box_outer, box_inner));
+  cuuint64_t d[5], st[4];
+  cuuint32_t b[5], estr[5];
+  for (int i = 0; i < rank; ++i) {
+    d[i] = dims[i];
+    b[i] = box[i];
+    estr[i] = 1;
+    if (i + 1 < rank) st[i] = strides[i];
+  }
+  const CUresult r =
+      encode(&map, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_UINT8, static_cast<cuuint32_t>(rank),
+             const_cast<void*>(base), d, st, b, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+             swizzle128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) {
+    std::string shape;
+    for (int i = 0; i < rank; ++i) shape += fmt::format("{}{} (box {})", i ? " x " : "", dims[i], box[i]);
+    throw Error(fmt::format("solgemm: {}: cuTensorMapEncodeTiled failed ({}) for {}", who, static_cast<int>(r), shape));
+  }
   return map;
+}
+
+CUtensorMap bf16_tensor_map(const void* base, int64_t inner, int64_t outer, int box_inner, int box_outer,
+                            const char* who) {
+  const uint64_t dims[2] = {static_cast<uint64_t>(inner), static_cast<uint64_t>(outer)};
+  const uint64_t strides[1] = {static_cast<uint64_t>(inner) * 2};
+  const uint32_t box[2] = {static_cast<uint32_t>(box_inner), static_cast<uint32_t>(box_outer)};
+  return tensor_map(base, true, 2, dims, strides, box, true, who);
 }
 
 bool set_dynamic_smem(const void* kernel, int bytes) {

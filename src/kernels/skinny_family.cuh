@@ -93,6 +93,12 @@ struct Args {
   int max_stages = kMaxStages;       // cap on the ring depth
   int allow_cluster = 1;             // let launch use clusters when the whole grid fits at once
   int tile_stride = 0;               // bench only (kGroupMajor): row tiles per k group of the group-major copy
+  int xring_req = 0;                 // x through the ring (kXR kernels): 0 = the launcher's rule, 1 = always where
+                                     // it applies, -1 = never (bench A/B)
+  int xr_off = 0;                    // kXR: shared-memory offset of the x ring (aligned up to 1024 B in the kernel)
+  int wtma_req = 0;                  // one TMA per stage (kTma kernels): 1 = wherever it applies, else never
+  int x4d = 0;                       // kXR: x's map is xtma_map's (one TMA per stage for every k warp's box), else
+                                     // bf16_tensor_map's (one 2-D box per k warp)
 };
 
 // The launch arguments every policy shares (layout, x, out, split-K workspace), checked against the matrix:
@@ -328,7 +334,11 @@ __device__ __forceinline__ void patch_half(const Args& a, const WarpExc& x, int 
 
 // Half a group (k steps 2 HS, 2 HS + 1): decode, patch the exceptions that fall in it (`exc`: the group's block
 // has some), multiply by every n tile. `diag` is 0 in the library (a compile-time constant there).
-template <class Src, int NT, int HS>
+// x's ldmatrix rows: kSwz = false, the staged x (natural layout, xs_stride BF16 per token row; xrow = this lane's row
+// at the group's first column); kSwz = true, the group's x box in the ring (8 NT token rows of 128 bytes, 128B
+// swizzle: 16-byte chunk c of row r at chunk c ^ (r & 7); xrow = this lane's row, xs_stride = its chunk offset
+// ((lane >> 3) ^ (lane & 7)) 16 for half 0, ^ 64 for half 1).
+template <class Src, int NT, int HS, bool kSwz = false>
 __device__ __forceinline__ void half_step(const Args& a, const uint4 (&b)[Src::kLoads], bool exc, const WarpExc& wx,
                                           int g, int g_begin, int blk, int lane, uint32_t xrow, int xs_stride,
                                           float (&acc)[Src::kTerms][NT][4], int diag) {
@@ -352,7 +362,9 @@ __device__ __forceinline__ void half_step(const Args& a, const uint4 (&b)[Src::k
 #pragma unroll
   for (int nt = 0; nt < NT; ++nt) {
     uint32_t b00, b01, b10, b11;  // {b0, b1} of k steps 2 HS and 2 HS + 1
-    ldmatrix_x4(xrow + static_cast<uint32_t>((nt * 8 * xs_stride + HS * 32) * 2), b00, b01, b10, b11);
+    const uint32_t xa = kSwz ? xrow + static_cast<uint32_t>(nt * 1024 + (xs_stride ^ (HS * 64)))
+                             : xrow + static_cast<uint32_t>((nt * 8 * xs_stride + HS * 32) * 2);
+    ldmatrix_x4(xa, b00, b01, b10, b11);
 #pragma unroll
     for (int t = 0; t < T; ++t) {
       mma(acc[t][nt], r[t][0], b00, b01);
@@ -378,8 +390,19 @@ constexpr bool x_phases_ok() {
 
 // kCluster: the cs CTAs of a tile are one thread-block cluster and reduce through distributed shared memory
 // (a separate instantiation, so that the workspace variant keeps its register allocation).
-template <class Src, int NT, int MAXT, int MINB, bool kCluster, int kBench>
-__global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
+// kXR: x through the ring (one-term sources, n_tiles <= 2, no split K): instead of staging the CTA's whole k range of
+// x before the loop (x of m tokens x K at cs = 1: 128 KB at m = 8 for K = 8192), the producer copies, with each
+// stage's weight groups, every k warp's x box of that group (TMA, `xmap`: 64 k x 8 NT tokens, 128B swizzle, tokens
+// past m zero-filled) into an x ring beside the weight ring; the compute warps read it with swizzled ldmatrix rows
+// and release the stage after the group. The groups, their order and the sums are the same: bitwise the same output.
+// kTma: the producer's lane 0 copies a whole stage's weight groups with one TMA of `wmap` (a 5-D view of the packed
+// groups: 256-byte pieces x pieces per group x the k warp's run x row tiles x k warps; the box is the stage's slots in
+// warp order), and with kXR every k warp's x box with one TMA of `xmap` (4-D: 64 k x tokens x run x k warps), instead
+// of one bulk copy per warp (and per k warp): the issue of many small copies paces the stream (perf-notes step 96).
+// Needs every k warp's run to be whole (gpw wk cs = k groups, K = 64 k groups); rows past the matrix zero-filled.
+template <class Src, int NT, int MAXT, int MINB, bool kCluster, int kBench, bool kXR = false, bool kTma = false>
+__global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const __grid_constant__ CUtensorMap xmap,
+                                                            const __grid_constant__ CUtensorMap wmap) {
   extern __shared__ __align__(128) uint8_t smem[];
   constexpr int T = Src::kTerms;
   constexpr int kSlot = Src::kLoads * 512;  // bytes of one group (all terms) in a ring slot
@@ -413,7 +436,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   // its one group below.) The producer's first bulk copies go out ~1.5 us after entry and land ~1 us later
   // (perf-notes step 44); plain loads issued at entry land with x, ~1 us after entry (steps 49, 50).
   constexpr bool kFirstOk = first_group_ok<Src, NT, MAXT>();
-  const int d0 = (kFirstOk && S > 0) ? a.direct0 : 0;
+  const int d0 = (kFirstOk && S > 0 && !kXR) ? a.direct0 : 0;
   constexpr bool kRegFirst = Src::kTerms == 1;
   const int pre_off = ring_off + S * warps * kSlot;  // (multi-term policies: the first group's slots)
   // Lane's 16 bytes of chunk c of term t of the warp's first group.
@@ -461,7 +484,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   // block-wise staging below cost ~0.4 us at m <= 8 and gained nothing at m = 16 (perf-notes step 25; n_tiles 4:
   // step 55).
   constexpr bool kXPh = x_phases_ok<Src, NT, MAXT>();
-  const int XP = kXPh && S > 0 && a.xvec && !(diag & 64) ? min(a.gpw, kXPhases) : 0;  // (bench: diag & 64 = one)
+  const int XP = !kXR && kXPh && S > 0 && a.xvec && !(diag & 64) ? min(a.gpw, kXPhases) : 0;  // (bench: diag & 64 = one)
   auto xgb = [&](int p) { return p * a.gpw / max(XP, 1); };
   const uint32_t xbars = bars + 8u * (2 * kMaxStages);
   // Cluster split-K tail by push (see the reduction): the peers' shares land in this CTA's ring, which must hold
@@ -502,8 +525,10 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     return;
   }
   // 2. x of the CTA's k range into shared memory (compute warps; cp.async, zero-fill past m and K), and the
-  //    exception offsets and entries of this warp's blocks.
-  if (warp < warps) {
+  //    exception offsets and entries of this warp's blocks. (kXR: x comes through the ring instead.)
+  // x ring (kXR): stage q, k warp kw: the box at xr0 + (q wk + kw) NT 1024 (1024-aligned: the swizzle's period).
+  const uint32_t xr0 = (smem_u32(smem) + static_cast<uint32_t>(a.xr_off) + 1023u) & ~1023u;
+  if (warp < warps && !kXR) {
     const int kc0 = crank * k_cta;
     if (!kXPh && a.xvec) {
       const int upt = k_cta / 8;
@@ -586,7 +611,29 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
       return;
     }
   }
-  if (warp == warps && S > 0) {
+  if (kTma && warp == warps && S > 0) {  // (kTma: one TMA per stage for the weights, one for x; lane 0 alone)
+    if (lane == 0) {
+      prefetch_tensormap(&wmap);
+      if (kXR) prefetch_tensormap(&xmap);
+      const uint32_t ring_abs = smem_u32(smem) + static_cast<uint32_t>(ring_off);
+      const uint32_t bytes = static_cast<uint32_t>(warps * kSlot + (kXR ? a.wk * NT * 1024 : 0));
+      int q = 0;
+      uint32_t pph = 0;
+      for (int i = d0; i < n_iter; ++i) {
+        mbar_wait(bars + 8u * (S + q), pph ^ 1u);
+        ring_stamp(trace, diag, i, 3);
+        mbar_arrive_expect_tx(bars + 8u * q, bytes);
+        tma_5d(ring_abs + static_cast<uint32_t>(q * warps * kSlot), &wmap, 0, 0, i, rblock * a.rt_cta, crank * a.wk,
+               bars + 8u * q);
+        if (kXR) tma_4d(xr0 + static_cast<uint32_t>(q * a.wk * NT * 1024), &xmap, 0, tok0, i, crank * a.wk, bars + 8u * q);
+        ring_stamp(trace, diag, i, 0);
+        if (++q == S) {
+          q = 0;
+          pph ^= 1u;
+        }
+      }
+    }
+  } else if (warp == warps && S > 0) {
     int pn = 0;
     int64_t pg = 0;
     if (lane < warps) {
@@ -597,6 +644,9 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     // (bench, kGroupMajor: k warp kw's groups, those of its first warp, whose row tile is always a real one; and the
     // row tiles of this CTA's block)
     const int kw_pn = gm ? __shfl_sync(0xFFFFFFFFu, pn, (min(lane, a.wk - 1) * a.rt_cta) & 31) : 0;
+    // (kXR: lane kw < wk copies k warp kw's x box of each stage where that k warp has a group)
+    const int xpn = kXR && lane < a.wk ? max(min(a.gpw, a.k_groups - (crank * a.wk + lane) * a.gpw), 0) : 0;
+    if (kXR && lane == 0) prefetch_tensormap(&xmap);
     const int nv = gm ? min(a.rt_cta, a.row_tiles - rblock * a.rt_cta) : 0;
     // (bench, no tail: stamps 4, 5, 6 = the producer's lane setup done, its first stage posted, its copies issued)
     if (trace && (diag & 2) && lane == 0) stamp(trace, 4, pg == 12345 ? 1ull : 0ull);
@@ -605,13 +655,22 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
     for (int i = d0; i < n_iter; ++i) {
       if ((diag & 8192) && i >= S + d0) break;  // (bench, compute alone: one round of copies, never reused)
       const unsigned act = __ballot_sync(0xFFFFFFFFu, i < pn);
+      const unsigned xact = kXR ? __ballot_sync(0xFFFFFFFFu, i < xpn) : 0u;
       if (lane == 0) {
         if (!(diag & 8192)) mbar_wait(bars + 8u * (S + q), pph ^ 1u);
         ring_stamp(trace, diag, i, 3);
-        mbar_arrive_expect_tx(bars + 8u * q, static_cast<uint32_t>(__popc(act) * kSlot));
+        mbar_arrive_expect_tx(bars + 8u * q, static_cast<uint32_t>(__popc(act) * kSlot + __popc(xact) * NT * 1024));
         if (i == d0 && trace && (diag & 2)) stamp(trace, 5);
       }
       __syncwarp();
+      if constexpr (kXR) {
+        if (a.x4d) {  // (every k warp has i < gpw groups: whole runs)
+          if (lane == 0) tma_4d(xr0 + static_cast<uint32_t>(q * a.wk * NT * 1024), &xmap, 0, tok0, i, crank * a.wk, bars + 8u * q);
+        } else if (i < xpn) {
+          tma_2d(xr0 + static_cast<uint32_t>((q * a.wk + lane) * NT * 1024), &xmap,
+                 ((crank * a.wk + lane) * a.gpw + i) * 64, tok0, bars + 8u * q);
+        }
+      }
       if (gm) {  // (bench: lane kw copies k warp kw's row tiles of the stage, consecutive in the group-major copy)
         if (lane < a.wk && i < kw_pn) {
           const int64_t grp = static_cast<int64_t>((crank * a.wk + lane) * a.gpw + i) * a.tile_stride + rblock * a.rt_cta;
@@ -635,7 +694,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
   }
 
   if (S == 0 && n > 0) load_first();  // direct mode: the warp's one group (here: earlier, the hi + lo variants spill)
-  if (XP == 0) {
+  if (XP == 0 && !kXR) {
     asm volatile("cp.async.wait_all;\n" ::: "memory");
     if (warp < warps) asm volatile("bar.sync 1, %0;\n" ::"r"(nthr_c) : "memory");  // x staged
   }
@@ -681,6 +740,15 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
       mid();
       if (!(diag & 1)) half_step<Src, NT, 1>(a, b, exc, wx, g, g_begin, blk, lane, xr, xs_stride, acc, diag);
     };
+    // kXR: the same with the group's x box in the ring (xb: this lane's ldmatrix row in it)
+    const int xsw = ((lane >> 3) ^ (lane & 7)) * 16;
+    auto group_xr = [&](int i, uint4 (&b)[Src::kLoads], uint32_t xb, auto&& mid) {
+      const int g = g_begin + i, blk = (g >> 2) - (g_begin >> 2);
+      const bool exc = Src::kExc && ((wx.blk_has >> blk) & 1u);
+      if (!(diag & 1)) half_step<Src, NT, 0, true>(a, b, exc, wx, g, g_begin, blk, lane, xb, xsw, acc, diag);
+      mid();
+      if (!(diag & 1)) half_step<Src, NT, 1, true>(a, b, exc, wx, g, g_begin, blk, lane, xb, xsw, acc, diag);
+    };
     if (S == 0) {
       if (n > 0) group(0, bd, [] {});
       if (trace && threadIdx.x == 0) stamp(trace, 2, acc[0][0][0] == 12345.f ? 1ull : 0ull);
@@ -723,11 +791,18 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a) {
           const uint8_t* slot = smem + ring_off + (s * warps + warp) * kSlot;
           uint4 b[Src::kLoads];
           Src::template lds_half<0>(slot, lane, b);
-          group(i, b, [&] {
-            Src::template lds_half<1>(slot, lane, b);
+          if constexpr (kXR) {  // (the stage's x box is read by both halves: released after the group)
+            const uint32_t xb = xr0 + static_cast<uint32_t>((s * a.wk + kw) * NT * 1024 + (lane & 7) * 128);
+            group_xr(i, b, xb, [&] { Src::template lds_half<1>(slot, lane, b); });
             __syncwarp();
-            if (lane == 0 && !(diag & 8192)) mbar_arrive(empty);  // slot read: release it
-          });
+            if (lane == 0 && !(diag & 8192)) mbar_arrive(empty);
+          } else {
+            group(i, b, [&] {
+              Src::template lds_half<1>(slot, lane, b);
+              __syncwarp();
+              if (lane == 0 && !(diag & 8192)) mbar_arrive(empty);  // slot read: release it
+            });
+          }
         } else {
           __syncwarp();
           if (lane == 0 && !(diag & 8192)) mbar_arrive(empty);
@@ -1001,6 +1076,52 @@ inline size_t region0_bytes(const Args& a) {
 }
 template <class Src>
 inline size_t stage_bytes(const Args& a) { return static_cast<size_t>(a.rt_cta * a.wk) * Src::kLoads * 512; }
+// The warps' partial sums alone (kXR: no x region).
+template <int NT>
+inline size_t partial_bytes(const Args& a) {
+  return (static_cast<size_t>(a.rt_cta * a.wk) * NT * 4 * 32 * sizeof(float) + 127) / 128 * 128;
+}
+
+// x through the ring (skinny_kernel's kXR): one-term sources, n_tiles <= 2, no split K, a ring (gpw >= 2), x readable
+// by TMA (xvec); the launcher's rule: where the staged x would take more than kXRingMinBytes (a.xring_req: 1 = always
+// where it applies, -1 = never). The caller builds the tensor map of x (64 k x 8 NT tokens) when this says yes.
+constexpr size_t kXRingMinBytes = 40 * 1024;
+// The x ring's depth (unless the bench caps it): 4 stages measured 0.3-0.4 us faster than the 5-6 that fit
+// (perf-notes step 96).
+constexpr int kXRingStages = 4;
+inline bool use_xring(const Args& a, int terms, int nt) {
+  if (terms != 1 || nt > 2 || a.cs != 1 || !a.xvec || a.gpw < 2 || a.xring_req < 0) return false;
+  const size_t xb = static_cast<size_t>(nt == 1 ? std::min(a.m, 8) : 8 * nt) * (a.wk * a.gpw * 64 + 8) * 2;
+  return a.xring_req > 0 || xb > kXRingMinBytes;
+}
+// Whole runs: every k warp has gpw groups (gpw wk cs = k groups, K = 64 k groups): the 4-D / 5-D maps below apply.
+inline bool whole_runs(const Args& a) {
+  return static_cast<int64_t>(a.gpw) * a.wk * a.cs == a.k_groups && a.k == 64 * a.k_groups;
+}
+// One TMA per stage (skinny_kernel's kTma): one-term sources, n_tiles <= 2, a ring, whole runs, x readable by TMA;
+// a.wtma_req: 1 = wherever it applies, 0 / -1 = never (bench A/B).
+inline bool use_wtma(const Args& a, int terms, int nt) {
+  return terms == 1 && nt <= 2 && a.gpw >= 2 && a.xvec && a.wtma_req > 0 && whole_runs(a);
+}
+// The tensor maps of a kTma launch: the packed groups (`data`, `term_bytes` per group, `row_tiles` stored row tiles) as
+// 256-byte pieces x pieces x run x row tiles x k warps, box = one stage's slots (rt_cta x wk groups, k warp major);
+// x (m x K BF16) as 64 k x tokens x run x k warps, box = every k warp's 64 k x 8 nt tokens (128B swizzle).
+inline CUtensorMap wtma_map(const Args& a, const uint8_t* data, int term_bytes, int64_t row_tiles) {
+  const uint64_t tb = static_cast<uint64_t>(term_bytes);
+  const uint64_t dims[5] = {256, tb / 256, static_cast<uint64_t>(a.gpw), static_cast<uint64_t>(row_tiles),
+                            static_cast<uint64_t>(a.wk) * a.cs};
+  const uint64_t strides[4] = {256, tb, static_cast<uint64_t>(a.k_groups) * tb, static_cast<uint64_t>(a.gpw) * tb};
+  const uint32_t box[5] = {256, static_cast<uint32_t>(tb / 256), 1, static_cast<uint32_t>(a.rt_cta),
+                           static_cast<uint32_t>(a.wk)};
+  return tensor_map(data, false, 5, dims, strides, box, false, "skinny: weights (one TMA per stage)");
+}
+inline CUtensorMap xtma_map(const Args& a, int nt) {
+  const uint64_t dims[4] = {64, static_cast<uint64_t>(a.m), static_cast<uint64_t>(a.gpw),
+                            static_cast<uint64_t>(a.wk) * a.cs};
+  const uint64_t strides[3] = {static_cast<uint64_t>(a.k) * 2, 128, static_cast<uint64_t>(a.gpw) * 128};
+  const uint32_t box[4] = {64, static_cast<uint32_t>(8 * nt), 1, static_cast<uint32_t>(a.wk)};
+  return tensor_map(a.x, true, 4, dims, strides, box, true, "skinny: x (one TMA per stage)");
+}
 constexpr size_t smem_budget(int minb) { return std::min<size_t>(227 * 1024, 228 * 1024 / minb - 1024); }
 
 inline void check(cudaError_t e, const char* what) {
@@ -1042,29 +1163,51 @@ inline WsNeed ws_need(int m, int rows, int rt_cta, int cs, int nt) {
 
 // One launch: grid (cs * row blocks, token chunks), rt_cta * wk compute warps + 1 producer warp; clusters of cs
 // CTAs when the whole grid fits at once (split K through DSMEM), else none (split K through the workspace).
+// xmap: x's tensor map where use_xring says so (x through the ring), else null; wmap: the weights' where use_wtma
+// says so (one TMA per stage; then xmap, if any, is xtma_map's), else null.
 template <class Src, int NT, int MAXT, int MINB, int kBench = kLibrary>
-void launch(Args a, cudaStream_t stream) {
+void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr, const CUtensorMap* wmap = nullptr) {
   auto kern = skinny_kernel<Src, NT, MAXT, MINB, false, kBench>;
   auto kern_c = skinny_kernel<Src, NT, MAXT, MINB, true, kBench>;
+  constexpr bool kXrOk = Src::kTerms == 1 && NT <= 2;
   static const bool attrs = [&] {
     RelaxedCapture relaxed;
     check(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024), "smem attribute");
     check(cudaFuncSetAttribute(kern_c, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024), "smem attribute");
+    if constexpr (kXrOk) {
+      check(cudaFuncSetAttribute(skinny_kernel<Src, NT, MAXT, MINB, false, kBench, true>,
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024),
+            "smem attribute");
+      check(cudaFuncSetAttribute(skinny_kernel<Src, NT, MAXT, MINB, false, kBench, false, true>,
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024),
+            "smem attribute");
+      check(cudaFuncSetAttribute(skinny_kernel<Src, NT, MAXT, MINB, false, kBench, true, true>,
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024),
+            "smem attribute");
+    }
     return true;
   }();
   (void)attrs;
+  const bool xr = kXrOk && xmap != nullptr, tma = kXrOk && wmap != nullptr;
+  const CUtensorMap xm = xr ? *xmap : CUtensorMap{}, wm = tma ? *wmap : CUtensorMap{};
   const int warps = a.rt_cta * a.wk;
-  const size_t r0 = region0_bytes<NT>(a), sb = stage_bytes<Src>(a), budget = smem_budget(MINB);
+  const size_t r0 = xr ? partial_bytes<NT>(a) : region0_bytes<NT>(a), sb = stage_bytes<Src>(a),
+               budget = smem_budget(MINB);
+  // kXR: per stage, every k warp's x box (8 NT tokens x 128 bytes), after the weight ring (+ 1 KB to align it).
+  const size_t sbx = xr ? static_cast<size_t>(a.wk) * NT * 1024 : 0, xpad = xr ? 1024 : 0;
   // Every warp's first group by plain loads at entry, the ring carries the rest (perf-notes steps 49, 50, 55; which
-  // variants: first_group_ok).
-  a.direct0 = (a.gpw >= 2 && !a.direct0_off && first_group_ok<Src, NT, MAXT>()) ? 1 : 0;
+  // variants: first_group_ok; not with x through the ring: its x would come after).
+  a.direct0 = (a.gpw >= 2 && !a.direct0_off && !xr && first_group_ok<Src, NT, MAXT>()) ? 1 : 0;
   const size_t pre = (a.direct0 && Src::kTerms > 1) ? sb : 0;  // multi-term: the first group's slots after the ring
-  const int want = std::max(1, std::min(std::min(a.gpw, a.k_groups) - a.direct0, std::min(kMaxStages, a.max_stages)));
-  const int fit =
-      r0 + kBarBytes + pre + sb <= budget ? static_cast<int>((budget - r0 - kBarBytes - pre) / sb) : 0;
+  const int cap = std::min(kMaxStages, a.max_stages < kMaxStages ? a.max_stages : xr ? kXRingStages : kMaxStages);
+  const int want = std::max(1, std::min(std::min(a.gpw, a.k_groups) - a.direct0, cap));
+  const size_t fixed_b = r0 + kBarBytes + pre + xpad;
+  const int fit = fixed_b + sb + sbx <= budget ? static_cast<int>((budget - fixed_b) / (sb + sbx)) : 0;
   a.stages = a.gpw == 1 ? 0 : std::min(want, fit);  // one group per warp: direct loads, no ring (lower latency)
   a.bar_off = static_cast<int>(r0);
-  const size_t smem = r0 + (a.stages > 0 ? kBarBytes + static_cast<size_t>(a.stages) * sb + pre : 0);
+  a.xr_off = static_cast<int>(r0 + kBarBytes + static_cast<size_t>(a.stages) * sb);
+  const size_t smem = r0 + (a.stages > 0 ? kBarBytes + static_cast<size_t>(a.stages) * sb + pre : 0) +
+                      (xr ? xpad + static_cast<size_t>(a.stages) * sbx : 0);
   if (warps < 1 || warps > 31 || (warps + 1) * 32 > MAXT || a.cs < 1 || a.cs > 16 || a.gpw < 1 || a.gpw > 112 ||
       (a.gpw > 1 && a.stages < 1) || (a.cs > 1 && (a.ws == nullptr || a.cnt == nullptr)))
     throw Error(fmt::format("solgemm: skinny launch: bad layout rt_cta={} wk={} gpw={} cs={} (x and partials {} B + "
@@ -1076,10 +1219,26 @@ void launch(Args a, cudaStream_t stream) {
                             "{} allocated: PrepareOptions::max_m?)", need.floats, need.counters, a.ws_cap, a.cnt_cap));
   const dim3 grid = grid_of(a, NT);
   const unsigned threads = static_cast<unsigned>((warps + 1) * 32);
+  // The kXR / kTma instantiations: no cluster (split K, if any, through the workspace).
+  auto kern_xt = [&] {
+    if constexpr (kXrOk) {
+      if (xr && tma) return skinny_kernel<Src, NT, MAXT, MINB, false, kBench, true, true>;
+      if (xr) return skinny_kernel<Src, NT, MAXT, MINB, false, kBench, true, false>;
+      if (tma) return skinny_kernel<Src, NT, MAXT, MINB, false, kBench, false, true>;
+    }
+    return kern;
+  }();
+  if (xr && (a.stages < 1 || a.cs != 1)) throw Error("solgemm: skinny launch: x through the ring needs a ring and cs = 1");
+  if (tma && a.stages < 1) throw Error("solgemm: skinny launch: one TMA per stage needs a ring");
+  if ((xr || tma) && a.cs == 1) {
+    kern_xt<<<grid, threads, smem, stream>>>(a, xm, wm);
+    check(cudaGetLastError(), "skinny launch (x ring / TMA)");
+    return;
+  }
   // Split K with cs <= 8: if the whole grid fits on the GPU at once as clusters of cs CTAs, reduce through
   // distributed shared memory instead of the workspace (no global round trips). The answer depends on the
   // kernel, its shared memory, the block and cluster size: asked once, then cached.
-  if (a.cs > 1 && a.cs <= 8 && a.allow_cluster) {
+  if (a.cs > 1 && a.cs <= 8 && a.allow_cluster && !tma) {
     LaunchCfg ccfg(grid, static_cast<int>(threads), smem, nullptr, false, a.cs);  // (stream set for the launch only)
     cudaLaunchConfig_t& lc = ccfg.lc;
     static std::mutex mu;
@@ -1102,7 +1261,7 @@ void launch(Args a, cudaStream_t stream) {
     }
     if (static_cast<int64_t>(max_clusters) * a.cs >= static_cast<int64_t>(grid.x) * grid.y) {
       lc.stream = stream;
-      check(cudaLaunchKernelEx(&lc, kern_c, a), "skinny cluster launch");
+      check(cudaLaunchKernelEx(&lc, kern_c, a, xm, wm), "skinny cluster launch");
       return;
     }
   }
@@ -1111,14 +1270,14 @@ void launch(Args a, cudaStream_t stream) {
   // tile sums it alone.
   if (Src::kTerms == 1 && a.cs > 1 && a.cs <= 16 && a.cnt64 != nullptr && need.counters <= a.tiles64) {
     static std::mutex mu;
-    static std::map<std::pair<size_t, unsigned>, int64_t> resident;  // (smem, threads) -> CTAs at once
+    static std::map<std::tuple<size_t, unsigned, bool>, int64_t> resident;  // (smem, threads, kTma) -> CTAs at once
     int64_t at_once = 0;
     {
       std::lock_guard<std::mutex> lock(mu);
-      const auto key = std::make_pair(smem, threads);
+      const auto key = std::make_tuple(smem, threads, tma);
       auto it = resident.find(key);
       if (it == resident.end()) {
-        at_once = resident_ctas(reinterpret_cast<const void*>(kern), static_cast<int>(threads), static_cast<int>(smem));
+        at_once = resident_ctas(reinterpret_cast<const void*>(kern_xt), static_cast<int>(threads), static_cast<int>(smem));
         resident.emplace(key, at_once);
       } else {
         at_once = it->second;
@@ -1127,11 +1286,11 @@ void launch(Args a, cudaStream_t stream) {
     if (at_once >= static_cast<int64_t>(grid.x) * grid.y) {
       a.dist = 1;
       const LaunchCfg lcfg(grid, static_cast<int>(threads), smem, stream, true);
-      check(cudaLaunchKernelEx(&lcfg.lc, kern, a), "skinny cooperative launch");
+      check(cudaLaunchKernelEx(&lcfg.lc, kern_xt, a, xm, wm), "skinny cooperative launch");
       return;
     }
   }
-  kern<<<grid, threads, smem, stream>>>(a);
+  kern_xt<<<grid, threads, smem, stream>>>(a, xm, wm);
   check(cudaGetLastError(), "skinny launch");
 }
 
