@@ -337,17 +337,19 @@ constexpr SkinnyWin kSkinnyWins[] = {
     {4096, 8192, 1, 2, {1, 2, 8, 16},
      "pooler m<=2: no split (2 row tiles x 8 k warps, whole K per CTA; x of m tokens only): 15.7 / 16.4 us at m = 1 / 2 "
      "against 16.7 / 17.0 split 8 ways and cuBLAS 20.7 / 20.3 (perf-notes step 43)"},
-    {4096, 8192, 3, 16, {8, 16, 1, 16},
-     "pooler 3<=m<=16: 16.0 / 17.3 us at m = 8 / 16 against cuBLAS 19.7 / 19.7 (judge at 271af75; bulk-copy ring, "
-     "8-way split-K); with the shared split-K tail (perf-notes step 61) 17.7 us at m = 16 against 18.6 with the "
-     "last-arrival tail and cuBLAS 20.9 (skinny_bench at bdbb5b7). From 17 tokens the vendor family: its broad sweep "
-     "finds a cuBLASLt tile that beats this layout (perf-notes step 72: lt_search 18.1 us at m = 32, 1.14x over the "
-     "baseline; this layout 19.2-19.6 in the judge, 1.08x)"},
+    {4096, 8192, 3, 16, {1, 1, 8, 16},
+     "pooler 3<=m<=16: no split (1 row tile x 8 k warps, whole K per CTA, 256 CTAs, 2 per SM), x through the ring "
+     "(perf-notes step 96; skinny_bench s17-xring5: 15.6 / 15.2 / 16.6 / 16.5 us at m = 3 / 8 / 13 / 16 against "
+     "17.1 / 17.1 / 17.8 / 17.8 for the 8-way split-K layout 8 x 16 x 1 x 16 before it, bitwise the same sums: both add "
+     "8 k slices of 16 groups in order). From 17 tokens the vendor family: its broad sweep finds a cuBLASLt tile that "
+     "beats the skinny family there (perf-notes steps 72, 74)"},
     {8192, 4096, 1, 2, {1, 4, 4, 16},
      "unpooler (all rows) m<=2: no split (4 row tiles x 4 k warps): 15.6 / 16.0 us at m = 1 / 2 against cuBLAS 18.0 / 17.7 "
      "(perf-notes step 43)"},
-    {8192, 4096, 3, 8, {4, 16, 1, 16},
-     "unpooler (all rows) 3<=m<=8: 4-way split-K: 17.0 / 17.1 us at m = 4 / 8 against cuBLAS 17.7 / 17.6 (perf-notes step 43)"},
+    {8192, 4096, 3, 16, {1, 2, 4, 16},
+     "unpooler (all rows) 3<=m<=16: no split (2 row tiles x 4 k warps, 256 CTAs, 2 per SM), x through the ring "
+     "(perf-notes step 96; skinny_bench s17-xring5: 15.3 / 15.1 / 15.6 / 15.6 us at m = 3 / 8 / 13 / 16 against "
+     "17.0 / 17.0 / 17.8 / 17.6 for the 4-way split-K layout before it and cuBLAS ~17.5; the same K order)"},
     {1024, 4096, 1, 4, {8, 2, 4, 2},
      "unpooler slice (1024 rows) m<=4: 2 row tiles x 4 k warps, 256 CTAs (2 per SM), 8-way split as clusters of 8 "
      "(tune_plan: 5.6 / 5.8 us at m = 1 / 4 against the tuned cuBLASLt split-K 6.1 / 6.1; tie at m = 8)"},

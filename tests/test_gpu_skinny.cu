@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "../src/kernels/kernels.hpp"
 #include "test_gpu_skinny_util.cuh"
 
 namespace {
@@ -225,7 +226,7 @@ TEST(Skinny, PlanLayoutsBatchInvariant) {
     const size_t t = l.find(" n_tiles=");
     return l.erase(t, l.find(' ', t + 1) - t);
   };
-  for (const L& l : {L{4096, 8192, 16}, L{8192, 4096, 8}, L{2304, 8192, 16}}) {
+  for (const L& l : {L{4096, 8192, 16}, L{8192, 4096, 16}, L{2304, 8192, 16}}) {
     SCOPED_TRACE(std::to_string(l.n) + "x" + std::to_string(l.k) + " " + skt::seed_msg(seed));
     Dev<__nv_bfloat16> dw(static_cast<size_t>(l.n * l.k));
     skt::gen_bf16<<<2048, 256>>>(dw.p, l.n * l.k, seed + l.n, 0.02f);
@@ -343,6 +344,69 @@ TEST(Skinny, SplitWorkspaceReuse) {
     if (ge) cudaGraphExecDestroy(ge);
   for (auto* o : outs) delete o;
   cudaStreamDestroy(st);
+}
+
+// x through the ring (skinny_family.cuh kXR, perf-notes step 96) against x staged, on the family's own launcher:
+// bitwise the same outputs (same groups, same order), every output written, for the plan's no-split layouts, one with
+// a run that is not whole (K = 4160: 65 groups under 4 x 17, one 2-D x box per k warp), rows < N, 1..16 tokens.
+TEST(Skinny, XRingEqualsStagedX) {
+  SOLGEMM_REQUIRE_GPU();
+  const uint64_t seed = solgemm::testing::test_seed(0x4A1Bu);
+  struct S {
+    int64_t n, k, rows;
+    int rt, wk, gpw;
+  };
+  for (const S s : {S{4096, 8192, 4096, 1, 8, 16}, S{8192, 4096, 8192, 2, 4, 16}, S{2048, 4160, 2000, 2, 4, 17},
+                    S{8192, 4096, 1000, 2, 4, 16}}) {
+    SCOPED_TRACE(std::to_string(s.n) + "x" + std::to_string(s.k) + " rows " + std::to_string(s.rows) + " " +
+                 skt::seed_msg(seed));
+    Dev<__nv_bfloat16> dw(static_cast<size_t>(s.n * s.k));
+    skt::gen_bf16<<<2048, 256>>>(dw.p, s.n * s.k, seed + static_cast<uint64_t>(s.k), 0.02f);
+    SKT_CK(cudaDeviceSynchronize());
+    const std::vector<uint16_t> hw =
+        Dev<uint16_t>::get_from(reinterpret_cast<uint16_t*>(dw.p), static_cast<size_t>(s.n * s.k));
+    const solgemm::format::Packed pk = solgemm::format::encode_bf16(hw.data(), s.n, s.k);
+    ASSERT_EQ(pk.code, solgemm::format::Code::bits12);
+    Dev<uint8_t> data(pk.data.size());
+    Dev<uint32_t> off(pk.exc_off.size()), exc(std::max<size_t>(pk.exc.size(), 1));
+    SKT_CK(cudaMemcpy(data.p, pk.data.data(), pk.data.size(), cudaMemcpyHostToDevice));
+    SKT_CK(cudaMemcpy(off.p, pk.exc_off.data(), pk.exc_off.size() * 4, cudaMemcpyHostToDevice));
+    SKT_CK(cudaMemcpy(exc.p, pk.exc.data(), pk.exc.size() * 4, cudaMemcpyHostToDevice));
+    solgemm::kernels::PackedView v;
+    v.data = data.p;
+    v.exc_off = off.p;
+    v.exc = exc.p;
+    v.bits12 = true;
+    v.base = pk.base;
+    v.n = pk.n;
+    v.k = pk.k;
+    v.row_tiles = pk.row_tiles;
+    v.k_groups = pk.k_groups;
+    v.k_blocks = pk.k_blocks;
+    Dev<__nv_bfloat16> x(static_cast<size_t>(16 * s.k));
+    skt::gen_bf16<<<1024, 256>>>(x.p, 16 * s.k, seed + 7, 1.0f);
+    const size_t total = static_cast<size_t>(16 * s.rows + kGuard);
+    Dev<uint16_t> out(total);
+    for (int m : {1, 3, 8, 9, 13, 16}) {
+      SCOPED_TRACE("m=" + std::to_string(m));
+      const solgemm::Config cfg = solgemm::layout_config(1, s.rt, s.wk, s.gpw, m <= 8 ? 1 : 2);
+      std::vector<uint16_t> o[2];
+      for (int j = 0; j < 2; ++j) {
+        v.xring = j ? 1 : -1;
+        SKT_CK(cudaMemset(out.p, 0xFF, total * 2));
+        solgemm::kernels::launch_skinny(cfg, v, x.p, m, reinterpret_cast<__nv_bfloat16*>(out.p), s.rows, nullptr);
+        SKT_CK(cudaDeviceSynchronize());
+        o[j] = out.get();
+        const size_t used = static_cast<size_t>(m) * s.rows;
+        size_t bad = 0, guard_bad = 0;
+        for (size_t i = 0; i < used; ++i) bad += !skt::finite(o[j][i]);
+        for (size_t i = used; i < total; ++i) guard_bad += o[j][i] != 0xFFFF;
+        EXPECT_EQ(bad, 0u) << (j ? "x ring" : "x staged") << ": NaN/Inf (unwritten?) in out";
+        EXPECT_EQ(guard_bad, 0u) << (j ? "x ring" : "x staged") << ": written past m x rows";
+      }
+      EXPECT_TRUE(o[0] == o[1]) << "x through the ring differs from x staged";
+    }
+  }
 }
 
 // Untuned shapes: N % 16 != 0, K % 64 != 0 (and K % 8 != 0: x rows not 16-byte aligned), rows < N.

@@ -176,7 +176,7 @@ TEST(Plan, SkinnyRanges) {
     int64_t n, k, min_m, max_m;
   };
   // (the slice at 1..2 tokens: the simt family, RouterRanges' neighbour SimtRanges)
-  const Win wins[] = {{2304, 8192, 1, 16}, {4096, 8192, 1, 16}, {8192, 4096, 1, 8}, {1024, 4096, 3, 4}};
+  const Win wins[] = {{2304, 8192, 1, 16}, {4096, 8192, 1, 16}, {8192, 4096, 1, 16}, {1024, 4096, 3, 4}};
   for (const Win& w : wins)
     for (const solgemm::Storage st : {solgemm::Storage::packed12, solgemm::Storage::packed16}) {
       const solgemm::Shape s{w.n, w.k, st};
@@ -193,10 +193,12 @@ TEST(Plan, SkinnyRanges) {
         if (m > w.max_m)
           EXPECT_EQ(solgemm::select_plan(s, m).kernel, solgemm::Kernel::vendor) << w.n << "x" << w.k << " m=" << m;
     }
-  // the pooler and the unpooler run without split K at m <= 2 (perf-notes step 43)
-  EXPECT_EQ(solgemm::select_plan({4096, 8192, solgemm::Storage::packed12}, 2).cfg.split_k, 1);
-  EXPECT_EQ(solgemm::select_plan({4096, 8192, solgemm::Storage::packed12}, 3).cfg.split_k, 8);
-  EXPECT_EQ(solgemm::select_plan({8192, 4096, solgemm::Storage::packed12}, 2).cfg.split_k, 1);
+  // the pooler and the unpooler run without split K up to 16 tokens (perf-notes steps 43, 96: x through the ring
+  // from 3 tokens)
+  for (int64_t m = 1; m <= 16; ++m) {
+    EXPECT_EQ(solgemm::select_plan({4096, 8192, solgemm::Storage::packed12}, m).cfg.split_k, 1) << m;
+    EXPECT_EQ(solgemm::select_plan({8192, 4096, solgemm::Storage::packed12}, m).cfg.split_k, 1) << m;
+  }
   for (int64_t m : {1, 8, 16, 32})
     EXPECT_EQ(solgemm::select_plan({8192, 1024, solgemm::Storage::packed12}, m).kernel, solgemm::Kernel::vendor);
 }

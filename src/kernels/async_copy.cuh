@@ -45,18 +45,12 @@ __device__ __forceinline__ void tma_2d(uint32_t dst, const void* map, int c0, in
       : "memory");
 }
 
-// TMA: the box of a 4-D / 5-D tensor map at coordinates c0 (innermost) .. into shared memory, counted on `bar`.
+// TMA: the box of a 4-D tensor map at coordinates c0 (innermost) .. into shared memory, counted on `bar`; and the
+// map's prefetch.
 __device__ __forceinline__ void tma_4d(uint32_t dst, const void* map, int c0, int c1, int c2, int c3, uint32_t bar) {
   asm volatile(
       "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(dst),
       "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar)
-      : "memory");
-}
-__device__ __forceinline__ void tma_5d(uint32_t dst, const void* map, int c0, int c1, int c2, int c3, int c4,
-                                       uint32_t bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5, %6}], [%7];\n" ::"r"(dst),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4), "r"(bar)
       : "memory");
 }
 __device__ __forceinline__ void prefetch_tensormap(const void* map) {

@@ -28,7 +28,6 @@ inline void apply_bench_knobs(Args& a, const View& w) {
   a.direct0_off = w.no_direct0 ? 1 : 0;
   if constexpr (std::is_same_v<View, PackedView>) {
     a.xring_req = w.xring;
-    a.wtma_req = w.wtma;
   }
 }
 
@@ -37,25 +36,29 @@ inline void apply_bench_knobs(Args& a, const View& w) {
 // of <= 15 + 1 warps or 1 CTA of <= 31 + 1 share an SM; n_tiles 4 needs ~80-96: 2 CTAs of <= 7 + 1 or 1 of
 // <= 18 + 1. m > 32 runs as 32-token chunks (grid y; the weights of the second chunk come from L2).
 // A grid of at most one CTA per SM takes the 1-CTA variant (the whole shared memory for the weight ring).
+// Whether a launch takes the 2-CTA-per-SM variant: at most WARPS2 compute warps and more CTAs than SMs.
+constexpr int kWarps2Small = 15;  // (n_tiles 1, 2)
+inline bool two_per_sm(const Args& a, int nt, int warps2) {
+  const dim3 g = grid_of(a, nt);
+  return warps2 > 0 && a.rt_cta * a.wk <= warps2 && static_cast<int64_t>(g.x) * g.y > sm_count();
+}
 template <class Src, int NT, int WARPS2, int WARPS1, int kBench>
-void skinny_nt(const Args& a, cudaStream_t stream, const CUtensorMap* xmap, const CUtensorMap* wmap) {
-  if constexpr (WARPS2 > 0) {
-    const dim3 g = grid_of(a, NT);
-    if (a.rt_cta * a.wk <= WARPS2 && static_cast<int64_t>(g.x) * g.y > sm_count()) {
-      launch<Src, NT, (WARPS2 + 1) * 32, 2, kBench>(a, stream, xmap, wmap);
+void skinny_nt(const Args& a, cudaStream_t stream, const CUtensorMap* xmap) {
+  if (two_per_sm(a, NT, WARPS2)) {
+    if constexpr (WARPS2 > 0) {
+      launch<Src, NT, (WARPS2 + 1) * 32, 2, kBench>(a, stream, xmap);
       return;
     }
   }
-  launch<Src, NT, (WARPS1 + 1) * 32, 1, kBench>(a, stream, xmap, wmap);
+  launch<Src, NT, (WARPS1 + 1) * 32, 1, kBench>(a, stream, xmap);
 }
 
 template <class Src, int kBench>
-void skinny_src(const Config& cfg, const Args& a, cudaStream_t stream, const CUtensorMap* xmap,
-                const CUtensorMap* wmap) {
+void skinny_src(const Config& cfg, const Args& a, cudaStream_t stream, const CUtensorMap* xmap) {
   switch (cfg.n_tiles) {
-    case 1: skinny_nt<Src, 1, 15, 31, kBench>(a, stream, xmap, wmap); return;
-    case 2: skinny_nt<Src, 2, 15, 31, kBench>(a, stream, xmap, wmap); return;
-    case 4: skinny_nt<Src, 4, 7, 18, kBench>(a, stream, nullptr, nullptr); return;
+    case 1: skinny_nt<Src, 1, kWarps2Small, 31, kBench>(a, stream, xmap); return;
+    case 2: skinny_nt<Src, 2, kWarps2Small, 31, kBench>(a, stream, xmap); return;
+    case 4: skinny_nt<Src, 4, 7, 18, kBench>(a, stream, nullptr); return;
     default: break;
   }
   throw Error(fmt::format("solgemm: skinny: n_tiles = {}; compiled variants are 1, 2, 4 (more tokens: chunks of 32)", cfg.n_tiles));
@@ -81,25 +84,19 @@ void skinny_dispatch(const Config& cfg, const PackedView& w, const __nv_bfloat16
     a.exc_scale = true_domain ? 1.f : std::ldexp(1.f, d);
     a.out_scale = true_domain ? 1.f : std::ldexp(1.f, -d);
   }
-  // x through the ring and one TMA per stage (skinny_family.cuh, use_xring, use_wtma): their tensor maps, built
-  // here for the launch.
-  CUtensorMap xm, wm;
-  const CUtensorMap *xmap = nullptr, *wmap = nullptr;
-  const bool tma = use_wtma(a, 1, cfg.n_tiles);
-  if (tma) {
-    wm = wtma_map(a, w.data, w.bits12 ? Dec12::kTermBytes : Raw16::kTermBytes, w.row_tiles);
-    wmap = &wm;
-  }
-  if (use_xring(a, 1, cfg.n_tiles)) {  // (whole runs: every k warp's box of a stage by one TMA)
+  // x through the ring (skinny_family.cuh, use_xring): its tensor map, built here for the launch (whole runs: every
+  // k warp's box of a stage by one TMA; else one per k warp).
+  CUtensorMap xm;
+  const CUtensorMap* xmap = nullptr;
+  if (cfg.n_tiles <= 2 && use_xring(a, 1, cfg.n_tiles, two_per_sm(a, cfg.n_tiles, kWarps2Small))) {
     a.x4d = whole_runs(a) ? 1 : 0;
-    if (tma && !a.x4d) throw Error("solgemm: skinny: one TMA per stage needs whole runs");
     xm = a.x4d ? xtma_map(a, cfg.n_tiles) : bf16_tensor_map(x, w.k, m, 64, 8 * cfg.n_tiles, "skinny: x");
     xmap = &xm;
   }
   if (w.bits12)
-    skinny_src<Dec12, kBench>(cfg, a, stream, xmap, wmap);
+    skinny_src<Dec12, kBench>(cfg, a, stream, xmap);
   else
-    skinny_src<Raw16, kBench>(cfg, a, stream, xmap, wmap);
+    skinny_src<Raw16, kBench>(cfg, a, stream, xmap);
 }
 
 // ---- router (hi + lo, or hi + lo + lo2 exact) -----------------------------------------------------------------

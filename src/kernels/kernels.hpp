@@ -140,7 +140,6 @@ struct PackedView {
   bool no_direct0 = false;           // bench only: the ring carries every group (skinny_family.cuh Args::direct0)
   int xring = 0;                     // x through the ring (skinny_family.cuh use_xring): 0 = the launcher's rule,
                                      // 1 = wherever it applies, -1 = never (bench A/B)
-  int wtma = 0;                      // one TMA per ring stage (skinny_family.cuh use_wtma): 1 = wherever it applies
 };
 
 // skinny.cu: m <= 64, packed12 / packed16.

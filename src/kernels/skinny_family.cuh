@@ -96,7 +96,6 @@ struct Args {
   int xring_req = 0;                 // x through the ring (kXR kernels): 0 = the launcher's rule, 1 = always where
                                      // it applies, -1 = never (bench A/B)
   int xr_off = 0;                    // kXR: shared-memory offset of the x ring (aligned up to 1024 B in the kernel)
-  int wtma_req = 0;                  // one TMA per stage (kTma kernels): 1 = wherever it applies, else never
   int x4d = 0;                       // kXR: x's map is xtma_map's (one TMA per stage for every k warp's box), else
                                      // bf16_tensor_map's (one 2-D box per k warp)
 };
@@ -395,14 +394,8 @@ constexpr bool x_phases_ok() {
 // stage's weight groups, every k warp's x box of that group (TMA, `xmap`: 64 k x 8 NT tokens, 128B swizzle, tokens
 // past m zero-filled) into an x ring beside the weight ring; the compute warps read it with swizzled ldmatrix rows
 // and release the stage after the group. The groups, their order and the sums are the same: bitwise the same output.
-// kTma: the producer's lane 0 copies a whole stage's weight groups with one TMA of `wmap` (a 5-D view of the packed
-// groups: 256-byte pieces x pieces per group x the k warp's run x row tiles x k warps; the box is the stage's slots in
-// warp order), and with kXR every k warp's x box with one TMA of `xmap` (4-D: 64 k x tokens x run x k warps), instead
-// of one bulk copy per warp (and per k warp): the issue of many small copies paces the stream (perf-notes step 96).
-// Needs every k warp's run to be whole (gpw wk cs = k groups, K = 64 k groups); rows past the matrix zero-filled.
-template <class Src, int NT, int MAXT, int MINB, bool kCluster, int kBench, bool kXR = false, bool kTma = false>
-__global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const __grid_constant__ CUtensorMap xmap,
-                                                            const __grid_constant__ CUtensorMap wmap) {
+template <class Src, int NT, int MAXT, int MINB, bool kCluster, int kBench, bool kXR = false>
+__global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const __grid_constant__ CUtensorMap xmap) {
   extern __shared__ __align__(128) uint8_t smem[];
   constexpr int T = Src::kTerms;
   constexpr int kSlot = Src::kLoads * 512;  // bytes of one group (all terms) in a ring slot
@@ -611,29 +604,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
       return;
     }
   }
-  if (kTma && warp == warps && S > 0) {  // (kTma: one TMA per stage for the weights, one for x; lane 0 alone)
-    if (lane == 0) {
-      prefetch_tensormap(&wmap);
-      if (kXR) prefetch_tensormap(&xmap);
-      const uint32_t ring_abs = smem_u32(smem) + static_cast<uint32_t>(ring_off);
-      const uint32_t bytes = static_cast<uint32_t>(warps * kSlot + (kXR ? a.wk * NT * 1024 : 0));
-      int q = 0;
-      uint32_t pph = 0;
-      for (int i = d0; i < n_iter; ++i) {
-        mbar_wait(bars + 8u * (S + q), pph ^ 1u);
-        ring_stamp(trace, diag, i, 3);
-        mbar_arrive_expect_tx(bars + 8u * q, bytes);
-        tma_5d(ring_abs + static_cast<uint32_t>(q * warps * kSlot), &wmap, 0, 0, i, rblock * a.rt_cta, crank * a.wk,
-               bars + 8u * q);
-        if (kXR) tma_4d(xr0 + static_cast<uint32_t>(q * a.wk * NT * 1024), &xmap, 0, tok0, i, crank * a.wk, bars + 8u * q);
-        ring_stamp(trace, diag, i, 0);
-        if (++q == S) {
-          q = 0;
-          pph ^= 1u;
-        }
-      }
-    }
-  } else if (warp == warps && S > 0) {
+  if (warp == warps && S > 0) {
     int pn = 0;
     int64_t pg = 0;
     if (lane < warps) {
@@ -1083,44 +1054,31 @@ inline size_t partial_bytes(const Args& a) {
 }
 
 // x through the ring (skinny_kernel's kXR): one-term sources, n_tiles <= 2, no split K, a ring (gpw >= 2), x readable
-// by TMA (xvec); the launcher's rule: where the staged x would take more than kXRingMinBytes (a.xring_req: 1 = always
-// where it applies, -1 = never). The caller builds the tensor map of x (64 k x 8 NT tokens) when this says yes.
-constexpr size_t kXRingMinBytes = 40 * 1024;
-// The x ring's depth (unless the bench caps it): 4 stages measured 0.3-0.4 us faster than the 5-6 that fit
-// (perf-notes step 96).
+// by TMA (xvec). The launcher's rule (perf-notes step 96): where the staged x would take more than 12 KB in a CTA of the
+// 2-per-SM variant (its per-thread copies of x, every CTA's, land late and hold the first group back: the unpooler's
+// 2 x 4 x 16 layout at m = 3 17.6 us staged, 15.3 through the ring) or more than 40 KB in a 1-per-SM CTA (where the
+// single producer's slower release costs more: the pooler's 2 x 8 x 16 layout at m = 1 15.3 us staged, 17.2 through
+// the ring). a.xring_req: 1 = always where it applies, -1 = never. The caller builds the tensor map of x when it says yes.
+constexpr size_t kXRingMinBytes2 = 12 * 1024, kXRingMinBytes1 = 40 * 1024;
+// The x ring's depth (unless the bench caps it): 4 stages measured 0.3-0.4 us faster than the 5-6 that fit.
 constexpr int kXRingStages = 4;
-inline bool use_xring(const Args& a, int terms, int nt) {
+inline bool use_xring(const Args& a, int terms, int nt, bool two_per_sm) {
   if (terms != 1 || nt > 2 || a.cs != 1 || !a.xvec || a.gpw < 2 || a.xring_req < 0) return false;
   const size_t xb = static_cast<size_t>(nt == 1 ? std::min(a.m, 8) : 8 * nt) * (a.wk * a.gpw * 64 + 8) * 2;
-  return a.xring_req > 0 || xb > kXRingMinBytes;
+  return a.xring_req > 0 || xb > (two_per_sm ? kXRingMinBytes2 : kXRingMinBytes1);
 }
-// Whole runs: every k warp has gpw groups (gpw wk cs = k groups, K = 64 k groups): the 4-D / 5-D maps below apply.
+// Whole runs: every k warp has gpw groups (gpw wk cs = k groups, K = 64 k groups): xtma_map applies.
 inline bool whole_runs(const Args& a) {
   return static_cast<int64_t>(a.gpw) * a.wk * a.cs == a.k_groups && a.k == 64 * a.k_groups;
 }
-// One TMA per stage (skinny_kernel's kTma): one-term sources, n_tiles <= 2, a ring, whole runs, x readable by TMA;
-// a.wtma_req: 1 = wherever it applies, 0 / -1 = never (bench A/B).
-inline bool use_wtma(const Args& a, int terms, int nt) {
-  return terms == 1 && nt <= 2 && a.gpw >= 2 && a.xvec && a.wtma_req > 0 && whole_runs(a);
-}
-// The tensor maps of a kTma launch: the packed groups (`data`, `term_bytes` per group, `row_tiles` stored row tiles) as
-// 256-byte pieces x pieces x run x row tiles x k warps, box = one stage's slots (rt_cta x wk groups, k warp major);
-// x (m x K BF16) as 64 k x tokens x run x k warps, box = every k warp's 64 k x 8 nt tokens (128B swizzle).
-inline CUtensorMap wtma_map(const Args& a, const uint8_t* data, int term_bytes, int64_t row_tiles) {
-  const uint64_t tb = static_cast<uint64_t>(term_bytes);
-  const uint64_t dims[5] = {256, tb / 256, static_cast<uint64_t>(a.gpw), static_cast<uint64_t>(row_tiles),
-                            static_cast<uint64_t>(a.wk) * a.cs};
-  const uint64_t strides[4] = {256, tb, static_cast<uint64_t>(a.k_groups) * tb, static_cast<uint64_t>(a.gpw) * tb};
-  const uint32_t box[5] = {256, static_cast<uint32_t>(tb / 256), 1, static_cast<uint32_t>(a.rt_cta),
-                           static_cast<uint32_t>(a.wk)};
-  return tensor_map(data, false, 5, dims, strides, box, false, "skinny: weights (one TMA per stage)");
-}
+// x (m x K BF16) as 64 k x tokens x run x k warps (whole runs), box = every k warp's 64 k x 8 nt tokens of a stage
+// (128B swizzle): one TMA per stage.
 inline CUtensorMap xtma_map(const Args& a, int nt) {
   const uint64_t dims[4] = {64, static_cast<uint64_t>(a.m), static_cast<uint64_t>(a.gpw),
                             static_cast<uint64_t>(a.wk) * a.cs};
   const uint64_t strides[3] = {static_cast<uint64_t>(a.k) * 2, 128, static_cast<uint64_t>(a.gpw) * 128};
   const uint32_t box[4] = {64, static_cast<uint32_t>(8 * nt), 1, static_cast<uint32_t>(a.wk)};
-  return tensor_map(a.x, true, 4, dims, strides, box, true, "skinny: x (one TMA per stage)");
+  return tensor_map(a.x, true, 4, dims, strides, box, true, "skinny: x (one box per stage)");
 }
 constexpr size_t smem_budget(int minb) { return std::min<size_t>(227 * 1024, 228 * 1024 / minb - 1024); }
 
@@ -1163,10 +1121,9 @@ inline WsNeed ws_need(int m, int rows, int rt_cta, int cs, int nt) {
 
 // One launch: grid (cs * row blocks, token chunks), rt_cta * wk compute warps + 1 producer warp; clusters of cs
 // CTAs when the whole grid fits at once (split K through DSMEM), else none (split K through the workspace).
-// xmap: x's tensor map where use_xring says so (x through the ring), else null; wmap: the weights' where use_wtma
-// says so (one TMA per stage; then xmap, if any, is xtma_map's), else null.
+// xmap: x's tensor map where use_xring says so (x through the ring), else null.
 template <class Src, int NT, int MAXT, int MINB, int kBench = kLibrary>
-void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr, const CUtensorMap* wmap = nullptr) {
+void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr) {
   auto kern = skinny_kernel<Src, NT, MAXT, MINB, false, kBench>;
   auto kern_c = skinny_kernel<Src, NT, MAXT, MINB, true, kBench>;
   constexpr bool kXrOk = Src::kTerms == 1 && NT <= 2;
@@ -1174,22 +1131,15 @@ void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr, cons
     RelaxedCapture relaxed;
     check(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024), "smem attribute");
     check(cudaFuncSetAttribute(kern_c, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024), "smem attribute");
-    if constexpr (kXrOk) {
+    if constexpr (kXrOk)
       check(cudaFuncSetAttribute(skinny_kernel<Src, NT, MAXT, MINB, false, kBench, true>,
                                  cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024),
             "smem attribute");
-      check(cudaFuncSetAttribute(skinny_kernel<Src, NT, MAXT, MINB, false, kBench, false, true>,
-                                 cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024),
-            "smem attribute");
-      check(cudaFuncSetAttribute(skinny_kernel<Src, NT, MAXT, MINB, false, kBench, true, true>,
-                                 cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024),
-            "smem attribute");
-    }
     return true;
   }();
   (void)attrs;
-  const bool xr = kXrOk && xmap != nullptr, tma = kXrOk && wmap != nullptr;
-  const CUtensorMap xm = xr ? *xmap : CUtensorMap{}, wm = tma ? *wmap : CUtensorMap{};
+  const bool xr = kXrOk && xmap != nullptr;
+  const CUtensorMap xm = xr ? *xmap : CUtensorMap{};
   const int warps = a.rt_cta * a.wk;
   const size_t r0 = xr ? partial_bytes<NT>(a) : region0_bytes<NT>(a), sb = stage_bytes<Src>(a),
                budget = smem_budget(MINB);
@@ -1219,26 +1169,18 @@ void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr, cons
                             "{} allocated: PrepareOptions::max_m?)", need.floats, need.counters, a.ws_cap, a.cnt_cap));
   const dim3 grid = grid_of(a, NT);
   const unsigned threads = static_cast<unsigned>((warps + 1) * 32);
-  // The kXR / kTma instantiations: no cluster (split K, if any, through the workspace).
-  auto kern_xt = [&] {
-    if constexpr (kXrOk) {
-      if (xr && tma) return skinny_kernel<Src, NT, MAXT, MINB, false, kBench, true, true>;
-      if (xr) return skinny_kernel<Src, NT, MAXT, MINB, false, kBench, true, false>;
-      if (tma) return skinny_kernel<Src, NT, MAXT, MINB, false, kBench, false, true>;
+  if constexpr (kXrOk) {
+    if (xr) {  // (no split K: no cluster, no workspace)
+      if (a.stages < 1 || a.cs != 1) throw Error("solgemm: skinny launch: x through the ring needs a ring and cs = 1");
+      skinny_kernel<Src, NT, MAXT, MINB, false, kBench, true><<<grid, threads, smem, stream>>>(a, xm);
+      check(cudaGetLastError(), "skinny launch (x ring)");
+      return;
     }
-    return kern;
-  }();
-  if (xr && (a.stages < 1 || a.cs != 1)) throw Error("solgemm: skinny launch: x through the ring needs a ring and cs = 1");
-  if (tma && a.stages < 1) throw Error("solgemm: skinny launch: one TMA per stage needs a ring");
-  if ((xr || tma) && a.cs == 1) {
-    kern_xt<<<grid, threads, smem, stream>>>(a, xm, wm);
-    check(cudaGetLastError(), "skinny launch (x ring / TMA)");
-    return;
   }
   // Split K with cs <= 8: if the whole grid fits on the GPU at once as clusters of cs CTAs, reduce through
   // distributed shared memory instead of the workspace (no global round trips). The answer depends on the
   // kernel, its shared memory, the block and cluster size: asked once, then cached.
-  if (a.cs > 1 && a.cs <= 8 && a.allow_cluster && !tma) {
+  if (a.cs > 1 && a.cs <= 8 && a.allow_cluster) {
     LaunchCfg ccfg(grid, static_cast<int>(threads), smem, nullptr, false, a.cs);  // (stream set for the launch only)
     cudaLaunchConfig_t& lc = ccfg.lc;
     static std::mutex mu;
@@ -1261,7 +1203,7 @@ void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr, cons
     }
     if (static_cast<int64_t>(max_clusters) * a.cs >= static_cast<int64_t>(grid.x) * grid.y) {
       lc.stream = stream;
-      check(cudaLaunchKernelEx(&lc, kern_c, a, xm, wm), "skinny cluster launch");
+      check(cudaLaunchKernelEx(&lc, kern_c, a, xm), "skinny cluster launch");
       return;
     }
   }
@@ -1270,14 +1212,14 @@ void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr, cons
   // tile sums it alone.
   if (Src::kTerms == 1 && a.cs > 1 && a.cs <= 16 && a.cnt64 != nullptr && need.counters <= a.tiles64) {
     static std::mutex mu;
-    static std::map<std::tuple<size_t, unsigned, bool>, int64_t> resident;  // (smem, threads, kTma) -> CTAs at once
+    static std::map<std::pair<size_t, unsigned>, int64_t> resident;  // (smem, threads) -> CTAs at once
     int64_t at_once = 0;
     {
       std::lock_guard<std::mutex> lock(mu);
-      const auto key = std::make_tuple(smem, threads, tma);
+      const auto key = std::make_pair(smem, threads);
       auto it = resident.find(key);
       if (it == resident.end()) {
-        at_once = resident_ctas(reinterpret_cast<const void*>(kern_xt), static_cast<int>(threads), static_cast<int>(smem));
+        at_once = resident_ctas(reinterpret_cast<const void*>(kern), static_cast<int>(threads), static_cast<int>(smem));
         resident.emplace(key, at_once);
       } else {
         at_once = it->second;
@@ -1286,11 +1228,11 @@ void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr, cons
     if (at_once >= static_cast<int64_t>(grid.x) * grid.y) {
       a.dist = 1;
       const LaunchCfg lcfg(grid, static_cast<int>(threads), smem, stream, true);
-      check(cudaLaunchKernelEx(&lcfg.lc, kern_xt, a, xm, wm), "skinny cooperative launch");
+      check(cudaLaunchKernelEx(&lcfg.lc, kern, a, xm), "skinny cooperative launch");
       return;
     }
   }
-  kern_xt<<<grid, threads, smem, stream>>>(a, xm, wm);
+  kern<<<grid, threads, smem, stream>>>(a, xm);
   check(cudaGetLastError(), "skinny launch");
 }
 
