@@ -347,8 +347,9 @@ TEST(Skinny, SplitWorkspaceReuse) {
 }
 
 // x through the ring (skinny_family.cuh kXR, perf-notes step 96) against x staged, on the family's own launcher:
-// bitwise the same outputs (same groups, same order), every output written, for the plan's no-split layouts, one with
-// a run that is not whole (K = 4160: 65 groups under 4 x 17, one 2-D x box per k warp), rows < N, 1..16 tokens.
+// bitwise the same outputs (same groups, same order) where staged x fits beside the ring, every output written, the
+// FP64 reference's error, for the plan's no-split layouts, one with a run that is not whole (K = 4160: 65 groups under
+// 4 x 17, one 2-D x box per k warp), rows < N, 1..16 tokens.
 TEST(Skinny, XRingEqualsStagedX) {
   SOLGEMM_REQUIRE_GPU();
   const uint64_t seed = solgemm::testing::test_seed(0x4A1Bu);
@@ -385,6 +386,10 @@ TEST(Skinny, XRingEqualsStagedX) {
     v.k_blocks = pk.k_blocks;
     Dev<__nv_bfloat16> x(static_cast<size_t>(16 * s.k));
     skt::gen_bf16<<<1024, 256>>>(x.p, 16 * s.k, seed + 7, 1.0f);
+    Dev<double> ref(static_cast<size_t>(16 * s.rows));
+    skt::ref_fp64<<<dim3(static_cast<unsigned>(s.rows), 2), 256>>>(x.p, dw.p, ref.p, 16, s.rows, s.k);
+    SKT_CK(cudaDeviceSynchronize());
+    const std::vector<double> href = ref.get();
     const size_t total = static_cast<size_t>(16 * s.rows + kGuard);
     Dev<uint16_t> out(total);
     for (int m : {1, 3, 8, 9, 13, 16}) {
@@ -394,7 +399,13 @@ TEST(Skinny, XRingEqualsStagedX) {
       for (int j = 0; j < 2; ++j) {
         v.xring = j ? 1 : -1;
         SKT_CK(cudaMemset(out.p, 0xFF, total * 2));
-        solgemm::kernels::launch_skinny(cfg, v, x.p, m, reinterpret_cast<__nv_bfloat16*>(out.p), s.rows, nullptr);
+        try {
+          solgemm::kernels::launch_skinny(cfg, v, x.p, m, reinterpret_cast<__nv_bfloat16*>(out.p), s.rows, nullptr);
+        } catch (const solgemm::Error& e) {  // x staged does not fit beside the ring (what the x ring is for)
+          ASSERT_EQ(j, 0) << e.what();
+          ASSERT_NE(std::string(e.what()).find("bad layout"), std::string::npos) << e.what();
+          continue;
+        }
         SKT_CK(cudaDeviceSynchronize());
         o[j] = out.get();
         const size_t used = static_cast<size_t>(m) * s.rows;
@@ -403,8 +414,9 @@ TEST(Skinny, XRingEqualsStagedX) {
         for (size_t i = used; i < total; ++i) guard_bad += o[j][i] != 0xFFFF;
         EXPECT_EQ(bad, 0u) << (j ? "x ring" : "x staged") << ": NaN/Inf (unwritten?) in out";
         EXPECT_EQ(guard_bad, 0u) << (j ? "x ring" : "x staged") << ": written past m x rows";
+        EXPECT_LE(skt::rel_l2(o[j], href, s.rows, 0, m), 1e-2) << (j ? "x ring" : "x staged");
       }
-      EXPECT_TRUE(o[0] == o[1]) << "x through the ring differs from x staged";
+      if (!o[0].empty()) EXPECT_TRUE(o[0] == o[1]) << "x through the ring differs from x staged";
     }
   }
 }

@@ -8,7 +8,8 @@
 // at a time), turns it into four mma.m16n8k16 A fragments in registers (weight-source policy: Dec12 = 12-bit
 // decode + exception patch, Raw16 = raw BF16, HiLo = two or three BF16 terms for the FP32 router) and
 // multiplies them by the tokens (B side, n8 tiles: the CTA stages its k range of x in shared memory with
-// cp.async while the weights stream, and reads the B fragments with ldmatrix.x4).
+// cp.async while the weights stream, or, where that would not fit or land late, x comes through the ring with the
+// weights (kXR, TMA boxes); the B fragments by ldmatrix.x4).
 // Work split: CTA = rt_cta row tiles x wk warps along K (+ the producer); `cs` CTAs (no clusters) split K
 // further. The warps of a CTA reduce through shared memory (k ascending); the cs CTAs of one output tile
 // reduce either as one thread-block cluster, when the whole grid fits at once (each sums its 1/cs of the tile
