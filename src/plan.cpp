@@ -339,7 +339,8 @@ constexpr SkinnyWin kSkinnyWins[] = {
      "against 16.7 / 17.0 split 8 ways and cuBLAS 20.7 / 20.3 (perf-notes step 43)"},
     {4096, 8192, 3, 16, {1, 1, 8, 16},
      "pooler 3<=m<=16: no split (1 row tile x 8 k warps, whole K per CTA, 256 CTAs, 2 per SM), x through the ring "
-     "(perf-notes step 96; skinny_bench s17-xring5: 15.6 / 15.2 / 16.6 / 16.5 us at m = 3 / 8 / 13 / 16 against "
+     "(perf-notes step 96; tune_plan (tuning/2026-11-30_h200_s17-xring-pooler-unpooler.md): the fastest layout at m = 3 / 8 / "
+     "16, 15.4 / 15.3 / 16.5 us; skinny_bench s17-xring5: 15.6 / 15.2 / 16.6 / 16.5 us at m = 3 / 8 / 13 / 16 against "
      "17.1 / 17.1 / 17.8 / 17.8 for the 8-way split-K layout 8 x 16 x 1 x 16 before it, bitwise the same sums: both add "
      "8 k slices of 16 groups in order). From 17 tokens the vendor family: its broad sweep finds a cuBLASLt tile that "
      "beats the skinny family there (perf-notes steps 72, 74)"},
@@ -348,7 +349,8 @@ constexpr SkinnyWin kSkinnyWins[] = {
      "(perf-notes step 43)"},
     {8192, 4096, 3, 16, {1, 2, 4, 16},
      "unpooler (all rows) 3<=m<=16: no split (2 row tiles x 4 k warps, 256 CTAs, 2 per SM), x through the ring "
-     "(perf-notes step 96; skinny_bench s17-xring5: 15.3 / 15.1 / 15.6 / 15.6 us at m = 3 / 8 / 13 / 16 against "
+     "(perf-notes step 96; tune_plan: the fastest layout at m = 8 / 16, 15.0 / 15.3 us; skinny_bench s17-xring5: 15.3 / "
+     "15.1 / 15.6 / 15.6 us at m = 3 / 8 / 13 / 16 against "
      "17.0 / 17.0 / 17.8 / 17.6 for the 4-way split-K layout before it and cuBLAS ~17.5; the same K order)"},
     {1024, 4096, 1, 4, {8, 2, 4, 2},
      "unpooler slice (1024 rows) m<=4: 2 row tiles x 4 k warps, 256 CTAs (2 per SM), 8-way split as clusters of 8 "
