@@ -86,23 +86,7 @@ inline solgemm::kernels::SplitWs split_workspace(size_t floats) {
   return split;
 }
 
-// The view of packed weights `pk` whose groups and exception tables are at the given device pointers (the split-K
-// workspace left empty: set it where the kernel splits K).
-inline solgemm::kernels::PackedView packed_view(const solgemm::format::Packed& pk, const uint8_t* data,
-                                                const uint32_t* exc_off, const uint32_t* exc) {
-  solgemm::kernels::PackedView v;
-  v.data = data;
-  v.exc_off = exc_off;
-  v.exc = exc;
-  v.bits12 = pk.code == solgemm::format::Code::bits12;
-  v.base = pk.base;
-  v.n = pk.n;
-  v.k = pk.k;
-  v.row_tiles = pk.row_tiles;
-  v.k_groups = pk.k_groups;
-  v.k_blocks = pk.k_blocks;
-  return v;
-}
+using solgemm::kernels::packed_view;  // (kernels.hpp: the view of a host-encoded matrix on the device)
 
 // A cuBLAS handle with a fixed 32 MiB workspace, as prepare makes it (the vendor family's launch arguments).
 inline solgemm::kernels::Blas blas_with_workspace() {

@@ -63,6 +63,26 @@ void run_skinny(const solgemm::Config& c, const solgemm::kernels::PackedView& v,
   else
     solgemm::kernels::launch_skinny(c, v, x, m, out, rows, s);
 }
+// One cold launch with the ring trace (perf-notes step 87; `vt` has kRingTrace in diag and `buf` as its trace, room for
+// ctas CTAs), printed under `label`: per ring iteration, medians over CTAs of the producer's refill allowed / copies
+// issued and warp 0 / the last compute warp past the stage's barrier (us after each CTA's entry).
+void ring_trace(Timer& tm, const solgemm::Config& c, const solgemm::kernels::PackedView& vt, const __nv_bfloat16* x,
+                int64_t m, void* out, int64_t rows, int ctas, unsigned long long* buf, const std::string& label) {
+  namespace fam = solgemm::kernels::family;
+  const size_t n_tr = fam::kRingTraceOff + static_cast<size_t>(ctas) * 256;
+  CK(cudaMemset(buf, 0, n_tr * 8));
+  flush_read<<<tm.sms * 4, 1024, 0, tm.s>>>(tm.flush, tm.flush_n, tm.sink);
+  run_skinny(c, vt, x, m, static_cast<__nv_bfloat16*>(out), rows, tm.s);
+  CK(cudaStreamSynchronize(tm.s));
+  std::vector<unsigned long long> tr(n_tr);
+  CK(cudaMemcpy(tr.data(), buf, n_tr * 8, cudaMemcpyDeviceToHost));
+  std::printf("ring %s (us after each CTA's entry, median over %d CTAs): i: refill-ok issued land-w0 land-wlast\n",
+              label.c_str(), ctas);
+  print_ring_trace(
+      ctas, std::min(64, c.gpw), [&](int cta) { return tr[static_cast<size_t>(cta) * 8]; },
+      [&](int cta, int i, int kind) { return tr[fam::kRingTraceOff + (static_cast<size_t>(cta) * 64 + i) * 4 + kind]; });
+}
+
 __global__ void gstamp(unsigned long long* p) {
   unsigned long long v;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(v));
@@ -325,7 +345,7 @@ int main(int argc, char** argv) {
             std::printf("%-12s %4d %-22s %9.2f %9.2f %8.3f %8.0f %10.2e%s\n", sh.name, m, tag.c_str(), us, ceil_us,
                         us / ceil_us, bytes / (us * 1e3), rd, same ? " bitwise=first" : "");
             std::fflush(stdout);
-            if (m != ms[0] || xr == 0 || md.cap != 4 || std::getenv("SKINNY_XRING_NOTRACE")) continue;
+            if (m != ms[0] || xr == 0 || (xr > 0 && md.cap != 4) || std::getenv("SKINNY_XRING_NOTRACE")) continue;
             // At the first m: the timeline and the ring trace of the trace-only instantiation (the library's loop
             // plus the stamps).
             const int ctas = c.split_k * static_cast<int>(((sh.rows + 15) / 16 + c.rt_cta - 1) / c.rt_cta);
@@ -337,20 +357,7 @@ int main(int argc, char** argv) {
             solgemm::kernels::PackedView vt = vx;
             vt.diag = solgemm::kernels::family::kRingTrace;
             vt.trace = big_trace;
-            const size_t n_tr = solgemm::kernels::family::kRingTraceOff + static_cast<size_t>(ctas) * 256;
-            CK(cudaMemset(big_trace, 0, n_tr * 8));
-            flush_read<<<tm.sms * 4, 1024, 0, tm.s>>>(tm.flush, tm.flush_n, tm.sink);
-            run_skinny(c, vt, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
-            CK(cudaStreamSynchronize(tm.s));
-            std::vector<unsigned long long> trh(n_tr);
-            CK(cudaMemcpy(trh.data(), big_trace, n_tr * 8, cudaMemcpyDeviceToHost));
-            std::printf("ring %s m=%d %s (us after each CTA's entry, median over %d CTAs): i: refill-ok issued "
-                        "land-w0 land-wlast\n", sh.name, m, tag.c_str(), ctas);
-            print_ring_trace(
-                ctas, std::min(64, c.gpw), [&](int cta) { return trh[static_cast<size_t>(cta) * 8]; },
-                [&](int cta, int i, int kind) {
-                  return trh[solgemm::kernels::family::kRingTraceOff + (static_cast<size_t>(cta) * 64 + i) * 4 + kind];
-                });
+            ring_trace(tm, c, vt, x, m, out, sh.rows, ctas, big_trace, fmt::format("{} m={} {}", sh.name, m, tag));
           }
       }
       continue;
@@ -539,21 +546,9 @@ int main(int argc, char** argv) {
           if (dg == solgemm::kernels::family::kGroupMajor) vt.data = d_data_gm;
           vt.diag = dg | solgemm::kernels::family::kRingTrace;
           vt.trace = trace;
-          const size_t n_tr = solgemm::kernels::family::kRingTraceOff + static_cast<size_t>(ctas) * 256;
-          CK(cudaMemset(trace, 0, n_tr * 8));
-          flush_read<<<tm.sms * 4, 1024, 0, tm.s>>>(tm.flush, tm.flush_n, tm.sink);
-          run_skinny(c, vt, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
-          CK(cudaStreamSynchronize(tm.s));
-          std::vector<unsigned long long> tr(n_tr);
-          CK(cudaMemcpy(tr.data(), trace, n_tr * 8, cudaMemcpyDeviceToHost));
-          std::printf("ring %s m=%d %s%s (us after each CTA's entry, median over %d CTAs): i: refill-ok issued "
-                      "land-w0 land-wlast\n", sh.name, m, lstr(sh.cands[0]).c_str(),
-                      dg == 3 ? "-ring-notail" : dg ? "-gm" : "", ctas);
-          print_ring_trace(
-              ctas, std::min(64, c.gpw), [&](int cta) { return tr[static_cast<size_t>(cta) * 8]; },
-              [&](int cta, int i, int kind) {
-                return tr[solgemm::kernels::family::kRingTraceOff + (static_cast<size_t>(cta) * 64 + i) * 4 + kind];
-              });
+          ring_trace(tm, c, vt, x, m, out, sh.rows, ctas, trace,
+                     fmt::format("{} m={} {}{}", sh.name, m, lstr(sh.cands[0]),
+                                 dg == 3 ? "-ring-notail" : dg ? "-gm" : ""));
         }
       }
       if (d_data_gm != nullptr) {

@@ -373,17 +373,7 @@ TEST(Skinny, XRingEqualsStagedX) {
     SKT_CK(cudaMemcpy(data.p, pk.data.data(), pk.data.size(), cudaMemcpyHostToDevice));
     SKT_CK(cudaMemcpy(off.p, pk.exc_off.data(), pk.exc_off.size() * 4, cudaMemcpyHostToDevice));
     SKT_CK(cudaMemcpy(exc.p, pk.exc.data(), pk.exc.size() * 4, cudaMemcpyHostToDevice));
-    solgemm::kernels::PackedView v;
-    v.data = data.p;
-    v.exc_off = off.p;
-    v.exc = exc.p;
-    v.bits12 = true;
-    v.base = pk.base;
-    v.n = pk.n;
-    v.k = pk.k;
-    v.row_tiles = pk.row_tiles;
-    v.k_groups = pk.k_groups;
-    v.k_blocks = pk.k_blocks;
+    solgemm::kernels::PackedView v = solgemm::kernels::packed_view(pk, data.p, off.p, exc.p);
     Dev<__nv_bfloat16> x(static_cast<size_t>(16 * s.k));
     skt::gen_bf16<<<1024, 256>>>(x.p, 16 * s.k, seed + 7, 1.0f);
     Dev<double> ref(static_cast<size_t>(16 * s.rows));

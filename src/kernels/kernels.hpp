@@ -9,6 +9,7 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include "solgemm/format.hpp"
 #include "solgemm/plan.hpp"
 #include "solgemm/solgemm.hpp"
 
@@ -141,6 +142,24 @@ struct PackedView {
   int xring = 0;                     // x through the ring (skinny_family.cuh use_xring): 0 = the launcher's rule,
                                      // 1 = wherever it applies, -1 = never (bench A/B)
 };
+
+// The view of a host-encoded matrix (format::encode_bf16) whose groups and exception tables were copied to the device
+// (the bench's and the tests' launches of the family itself; the library builds its views from its own metadata).
+inline PackedView packed_view(const format::Packed& pk, const uint8_t* data, const uint32_t* exc_off,
+                              const uint32_t* exc) {
+  PackedView v;
+  v.data = data;
+  v.exc_off = exc_off;
+  v.exc = exc;
+  v.bits12 = pk.code == format::Code::bits12;
+  v.base = pk.base;
+  v.n = pk.n;
+  v.k = pk.k;
+  v.row_tiles = pk.row_tiles;
+  v.k_groups = pk.k_groups;
+  v.k_blocks = pk.k_blocks;
+  return v;
+}
 
 // skinny.cu: m <= 64, packed12 / packed16.
 void launch_skinny(const Config& cfg, const PackedView& w, const __nv_bfloat16* x, int64_t m,
