@@ -88,7 +88,7 @@ void skinny_dispatch(const Config& cfg, const PackedView& w, const __nv_bfloat16
   // k warp's box of a stage by one TMA; else one per k warp).
   CUtensorMap xm;
   const CUtensorMap* xmap = nullptr;
-  if (cfg.n_tiles <= 2 && use_xring(a, 1, cfg.n_tiles, two_per_sm(a, cfg.n_tiles, kWarps2Small))) {
+  if (use_xring(a, cfg.n_tiles, two_per_sm(a, cfg.n_tiles, kWarps2Small))) {
     a.x4d = whole_runs(a) ? 1 : 0;
     xm = a.x4d ? xtma_map(a, cfg.n_tiles) : bf16_tensor_map(x, w.k, m, 64, 8 * cfg.n_tiles, "skinny: x");
     xmap = &xm;

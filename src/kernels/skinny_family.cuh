@@ -703,26 +703,20 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
     const int xtok = NT == 1 ? min(lane & 7, x_rows<NT>(a.m) - 1) : (lane & 7);
     const uint32_t xrow = smem_u32(smem) + static_cast<uint32_t>((xtok * xs_stride + kw * a.gpw * 64 +
                                                                   (lane >> 3) * 8) * 2);
-    // One group: exceptions, then half 0, `mid` (the ring's second half load and release), half 1.
-    auto group = [&](int i, uint4 (&b)[Src::kLoads], auto&& mid) {
+    // One group: exceptions, then half 0, `mid` (the ring's second half load and release), half 1. x from this lane's
+    // ldmatrix row `xr`: of the staged x (its stride xs_stride), or with kXR of the group's box in the ring (its
+    // swizzled chunk offset xsw).
+    const int xsw = ((lane >> 3) ^ (lane & 7)) * 16;
+    auto group = [&](int i, uint4 (&b)[Src::kLoads], uint32_t xr, auto&& mid) {
       const int g = g_begin + i, blk = (g >> 2) - (g_begin >> 2);
       const bool exc = Src::kExc && ((wx.blk_has >> blk) & 1u);  // warp-uniform; almost always false
-      const uint32_t xr = xrow + static_cast<uint32_t>(i * 128);
-      if (!(diag & 1)) half_step<Src, NT, 0>(a, b, exc, wx, g, g_begin, blk, lane, xr, xs_stride, acc, diag);
+      const int xs = kXR ? xsw : xs_stride;
+      if (!(diag & 1)) half_step<Src, NT, 0, kXR>(a, b, exc, wx, g, g_begin, blk, lane, xr, xs, acc, diag);
       mid();
-      if (!(diag & 1)) half_step<Src, NT, 1>(a, b, exc, wx, g, g_begin, blk, lane, xr, xs_stride, acc, diag);
-    };
-    // kXR: the same with the group's x box in the ring (xb: this lane's ldmatrix row in it)
-    const int xsw = ((lane >> 3) ^ (lane & 7)) * 16;
-    auto group_xr = [&](int i, uint4 (&b)[Src::kLoads], uint32_t xb, auto&& mid) {
-      const int g = g_begin + i, blk = (g >> 2) - (g_begin >> 2);
-      const bool exc = Src::kExc && ((wx.blk_has >> blk) & 1u);
-      if (!(diag & 1)) half_step<Src, NT, 0, true>(a, b, exc, wx, g, g_begin, blk, lane, xb, xsw, acc, diag);
-      mid();
-      if (!(diag & 1)) half_step<Src, NT, 1, true>(a, b, exc, wx, g, g_begin, blk, lane, xb, xsw, acc, diag);
+      if (!(diag & 1)) half_step<Src, NT, 1, kXR>(a, b, exc, wx, g, g_begin, blk, lane, xr, xs, acc, diag);
     };
     if (S == 0) {
-      if (n > 0) group(0, bd, [] {});
+      if (n > 0) group(0, bd, xrow, [] {});
       if (trace && threadIdx.x == 0) stamp(trace, 2, acc[0][0][0] == 12345.f ? 1ull : 0ull);
     } else {
       // x phases still to wait for: their first groups, one byte each (phase 0 starts at group 0; a spent
@@ -738,12 +732,12 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
         }
         if (n > 0) {
           if constexpr (kRegFirst) {
-            group(0, bd, [] {});
+            group(0, bd, xrow, [] {});
           } else {
             const uint8_t* pre = smem + pre_off + warp * kSlot;
             uint4 b[Src::kLoads];
             Src::template lds_half<0>(pre, lane, b);
-            group(0, b, [&] { Src::template lds_half<1>(pre, lane, b); });
+            group(0, b, xrow, [&] { Src::template lds_half<1>(pre, lane, b); });
           }
         }
         if (trace && threadIdx.x == 0 && !(diag & 256)) stamp(trace, 2, acc[0][0][0] == 12345.f ? 1ull : 0ull);
@@ -765,11 +759,11 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
           Src::template lds_half<0>(slot, lane, b);
           if constexpr (kXR) {  // (the stage's x box is read by both halves: released after the group)
             const uint32_t xb = xr0 + static_cast<uint32_t>((s * a.wk + kw) * NT * 1024 + (lane & 7) * 128);
-            group_xr(i, b, xb, [&] { Src::template lds_half<1>(slot, lane, b); });
+            group(i, b, xb, [&] { Src::template lds_half<1>(slot, lane, b); });
             __syncwarp();
             if (lane == 0 && !(diag & 8192)) mbar_arrive(empty);
           } else {
-            group(i, b, [&] {
+            group(i, b, xrow + static_cast<uint32_t>(i * 128), [&] {
               Src::template lds_half<1>(slot, lane, b);
               __syncwarp();
               if (lane == 0 && !(diag & 8192)) mbar_arrive(empty);  // slot read: release it
@@ -1039,23 +1033,22 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
 // Shared memory: [x / partials][mbarriers: kBarBytes][ring: stages x warps x one group (all terms)].
 // The ring takes what is left of the budget of one of MINB CTAs per SM: stages = min(16, groups per warp,
 // what fits) (at gpw <= stages every weight byte of the CTA is requested at once).
-template <int NT>
-inline size_t region0_bytes(const Args& a) {
-  const size_t xb = x_smem_bytes<NT>(a.wk * a.gpw * 64, a.m);
-  const size_t pb = static_cast<size_t>(a.rt_cta * a.wk) * NT * 4 * 32 * sizeof(float);
-  // (the scalar x path, K % 8 != 0, uses the same natural layout)
-  return (std::max(xb, pb) + 127) / 128 * 128;
-}
-template <class Src>
-inline size_t stage_bytes(const Args& a) { return static_cast<size_t>(a.rt_cta * a.wk) * Src::kLoads * 512; }
-// The warps' partial sums alone (kXR: no x region).
+// The warps' partial sums (after the loop; alone with kXR, which stages no x).
 template <int NT>
 inline size_t partial_bytes(const Args& a) {
   return (static_cast<size_t>(a.rt_cta * a.wk) * NT * 4 * 32 * sizeof(float) + 127) / 128 * 128;
 }
+template <int NT>
+inline size_t region0_bytes(const Args& a) {
+  const size_t xb = x_smem_bytes<NT>(a.wk * a.gpw * 64, a.m);
+  // (the scalar x path, K % 8 != 0, uses the same natural layout)
+  return std::max((xb + 127) / 128 * 128, partial_bytes<NT>(a));
+}
+template <class Src>
+inline size_t stage_bytes(const Args& a) { return static_cast<size_t>(a.rt_cta * a.wk) * Src::kLoads * 512; }
 
-// x through the ring (skinny_kernel's kXR): one-term sources, n_tiles <= 2, no split K, a ring (gpw >= 2), x readable
-// by TMA (xvec). The launcher's rule (perf-notes step 96): where the staged x would take more than 12 KB in a CTA of the
+// x through the ring (skinny_kernel's kXR): one-term sources (the skinny launches; the router's are two-term and never
+// ask), n_tiles <= 2, no split K, a ring (gpw >= 2), x readable by TMA (xvec). The launcher's rule (perf-notes step 96): where the staged x would take more than 12 KB in a CTA of the
 // 2-per-SM variant (its per-thread copies of x, every CTA's, land late and hold the first group back: the unpooler's
 // 2 x 4 x 16 layout at m = 3 17.6 us staged, 15.3 through the ring) or more than 40 KB in a 1-per-SM CTA (where the
 // single producer's slower release costs more: the pooler's 2 x 8 x 16 layout at m = 1 15.3 us staged, 17.2 through
@@ -1063,9 +1056,10 @@ inline size_t partial_bytes(const Args& a) {
 constexpr size_t kXRingMinBytes2 = 12 * 1024, kXRingMinBytes1 = 40 * 1024;
 // The x ring's depth (unless the bench caps it): 4 stages measured 0.3-0.4 us faster than the 5-6 that fit.
 constexpr int kXRingStages = 4;
-inline bool use_xring(const Args& a, int terms, int nt, bool two_per_sm) {
-  if (terms != 1 || nt > 2 || a.cs != 1 || !a.xvec || a.gpw < 2 || a.xring_req < 0) return false;
-  const size_t xb = static_cast<size_t>(nt == 1 ? std::min(a.m, 8) : 8 * nt) * (a.wk * a.gpw * 64 + 8) * 2;
+inline bool use_xring(const Args& a, int nt, bool two_per_sm) {
+  if (nt > 2 || a.cs != 1 || !a.xvec || a.gpw < 2 || a.xring_req < 0) return false;
+  const int k_cta = a.wk * a.gpw * 64;
+  const size_t xb = nt == 1 ? x_smem_bytes<1>(k_cta, a.m) : x_smem_bytes<2>(k_cta, a.m);
   return a.xring_req > 0 || xb > (two_per_sm ? kXRingMinBytes2 : kXRingMinBytes1);
 }
 // Whole runs: every k warp has gpw groups (gpw wk cs = k groups, K = 64 k groups): xtma_map applies.
