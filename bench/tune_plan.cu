@@ -15,7 +15,9 @@
 //
 // BF16 shapes also get one "stream" row per m: the stream family (raw BF16 weights by TMA into wgmma) at its plan
 // split and a few others, with cuBLAS and the vendor family timed in the same pass (TUNE_STREAM_ONLY=1 skips the
-// skinny sweep; TUNE_STREAM_SPLITS picks the splits; TUNE_TRACE=1 adds per-CTA timelines).
+// skinny sweep; TUNE_STREAM_SPLITS picks the splits; TUNE_TRACE=1 adds per-CTA timelines). The router's wide hi + lo
+// rows: TUNE_WIDE_SPLITS picks the splits, TUNE_WIDE_CLUSTERS the largest clusters of its reduction (1: none),
+// TUNE_WIDE_ONLY=1 skips the router family's sweep.
 //
 // Output: markdown on stdout, one table per shape (committed under docs/results/tuning/).
 // Usage: tune_plan [screen reps=15] [final reps=60] [m list, e.g. 1,8,16] [shape name]
@@ -372,7 +374,10 @@ int main(int argc, char** argv) {
       // Screening: every valid layout that launches and is correct.
       std::vector<Result> res;
       int failed = 0;
-      for (const Layout& l : layouts(comp_tiles, k_groups, max_warps, tm.sms, (m + 8 * nt - 1) / (8 * nt))) {
+      // (TUNE_WIDE_ONLY=1: no screening of the router family's layouts, for the wide hi + lo rows)
+      const bool wide_only = sh.hilo && std::getenv("TUNE_WIDE_ONLY") != nullptr;
+      for (const Layout& l : wide_only ? std::vector<Layout>{}
+                                       : layouts(comp_tiles, k_groups, max_warps, tm.sms, (m + 8 * nt - 1) / (8 * nt))) {
         CK(cudaMemset(out, 0xFF, n_out * 4));
         try {
           run(l);
@@ -441,19 +446,28 @@ int main(int argc, char** argv) {
         std::string row;
         std::vector<int> splits = {8, 16, 32, 64};
         if (const char* e = std::getenv("TUNE_WIDE_SPLITS")) splits = int_list(e);  // (profiling one launch)
-        for (int split : splits) {
-          solgemm::Config c = solgemm::layout_config(split, 4, 1, static_cast<int>(k_groups / split), m <= 128 ? 16 : 32);
-          auto wide = [&] { solgemm::kernels::launch_wide_hilo(c, hv, x, m, static_cast<float*>(out), sh.rows, tm.s); };
-          if (!candidate(row, fmt::format("split {}", split), wide, ref32, 1e-5)) continue;
-          if (trace) {  // TUNE_TRACE: where the time goes (bench_util.cuh timeline; slots: wide.cu hilo_stamp)
-            const int ctas = static_cast<int>(((sh.rows + 63) / 64) * split * ((m + 8 * c.n_tiles - 1) / (8 * c.n_tiles)));
-            tm.timeline(fmt::format("wide m={} split {}", m, split).c_str(), ctas, trace, [&](unsigned long long* tr) {
-              solgemm::kernels::HiLoView tv = hv;
-              tv.trace = tr;
-              solgemm::kernels::launch_wide_hilo(c, tv, x, m, static_cast<float*>(out), sh.rows, tm.s);
-            });
+        // TUNE_WIDE_CLUSTERS=a,b,..: the largest cluster of the reduction (1: none; default: the library's choice)
+        std::vector<int> caps = {0};
+        if (const char* e = std::getenv("TUNE_WIDE_CLUSTERS")) caps = int_list(e);
+        for (int split : splits)
+          for (int cap : caps) {
+            solgemm::Config c = solgemm::layout_config(split, 4, 1, static_cast<int>(k_groups / split), m <= 128 ? 16 : 32);
+            solgemm::kernels::HiLoView cv = hv;
+            cv.cluster_cap = cap;
+            auto wide = [&] { solgemm::kernels::launch_wide_hilo(c, cv, x, m, static_cast<float*>(out), sh.rows, tm.s); };
+            const auto [used_split, cl] = solgemm::kernels::wide_hilo_split_cluster(c, cv, sh.rows);
+            const std::string tag = fmt::format("split {}{}{}", split, used_split != split ? fmt::format(" (ran {})", used_split) : "",
+                                                cl > 1 ? fmt::format(" cluster {}", cl) : "");
+            if (!candidate(row, tag, wide, ref32, 1e-5)) continue;
+            if (trace) {  // TUNE_TRACE: where the time goes (bench_util.cuh timeline; slots: wide.cu hilo_stamp)
+              const int ctas = static_cast<int>(((sh.rows + 63) / 64) * split * ((m + 8 * c.n_tiles - 1) / (8 * c.n_tiles)));
+              tm.timeline(fmt::format("wide m={} {}", m, tag).c_str(), ctas, trace, [&](unsigned long long* tr) {
+                solgemm::kernels::HiLoView tv = cv;
+                tv.trace = tr;
+                solgemm::kernels::launch_wide_hilo(c, tv, x, m, static_cast<float*>(out), sh.rows, tm.s);
+              });
+            }
           }
-        }
         std::printf("| %d | wide hi + lo | %s | | | | | | |\n", m, row.c_str());
         std::fflush(stdout);
       }

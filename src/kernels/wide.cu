@@ -24,6 +24,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 
 #include "async_copy.cuh"
 #include "decode.cuh"
@@ -326,36 +328,70 @@ __device__ __forceinline__ void hilo_stamp(unsigned long long* trace, int i) {
   trace[(static_cast<size_t>(blockIdx.y) * gridDim.x + blockIdx.x) * 8 + i] = v;
 }
 
-// The split-K reduction of the hi + lo kernel. Every CTA stores its FP32 partial (64 rows x kTok tokens, row-major)
-// to the workspace straight from the accumulators (staging it in shared memory for one bulk copy was slower: the
-// copy's completion wait, perf-notes step 56); the `split` CTAs of a row
-// block meet at a barrier (a 64-bit arrival counter per row block in the workspace that every launch advances by
-// `split`, so graph replays need no host reset; each CTA releases its arrival and polls, no round trip through a
-// last arrival: step 57; the launch is cooperative, so every CTA is resident and the wait cannot deadlock); then
-// CTA s finishes its 1/split of the
-// tile: each float4 (4 tokens of a row) is summed by two threads, partials [0, split/2) and [split/2, split) in
-// order, and the two halves added (one fixed association for every m: bitwise deterministic and batch invariant).
-// (The four tokens of a float4 sum are stored one by one: out is token-major.)
-template <class C>
+// The split-K reduction of the hi + lo kernel. A partial is the CTA's accumulators in fragment order (float4 e =
+// 128 j + t holds acc[4j .. 4j + 3] of thread t: every store and load a whole float4, 16 consecutive bytes per lane).
+// With clusters (kCl > 1: the kCl consecutive K slices of a row block are one thread-block cluster), the cluster
+// first reduces through distributed shared memory: each CTA puts its partial in its own shared memory (the dead
+// ring), and after a cluster barrier CTA r sums slice r of the tile over the cluster's kCl partials in rank order and
+// stores it as the cluster's partial, so the workspace holds split / kCl partials per row block instead of split
+// (perf-notes step 97: the partials' volume, 8 MB at m = 256 without clusters, was the tail's cost, step 83).
+// Then the `split` CTAs of a row block meet at a barrier (a 64-bit arrival counter per row block in the workspace
+// that every launch advances by `split`, so graph replays need no host reset; each CTA releases its arrival and
+// polls, no round trip through a last arrival: step 57; every CTA is resident, by a cooperative launch or the
+// launcher's check that every cluster fits at once, so the wait cannot deadlock), and CTA s finishes float4s
+// [kV s / split, kV (s + 1) / split) of the tile, each summed over the workspace's partials in order (one fixed
+// association for every m: bitwise deterministic and batch invariant).
+template <class C, int kCl>
 __device__ __forceinline__ void hilo_reduce(const float (&acc)[C::kAcc], uint8_t* smem, const HiLoView& w,
                                             float* __restrict__ out, int64_t m, int64_t rows, int split, int sidx,
                                             int64_t row_block) {
   __shared__ unsigned long long target;
-  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t4 = lane & 3;
+  const int tid = threadIdx.x;
   // The row block's arrival counter (split_barrier.cuh), read before this CTA arrives.
   unsigned long long* const arrive = reinterpret_cast<unsigned long long*>(w.split.cnt) + row_block;
   if (tid == 0) target = split_barrier_target(arrive, static_cast<unsigned>(split));
-  constexpr int kTile = 64 * C::kTok;  // floats of a partial
-  float* const ws = w.split.ws + row_block * split * kTile;
-  // Accumulator fragment: n8 block i, reg 4i + q -> row 16 warp + g + 8 (q >> 1), token 8i + 2t + (q & 1): two
-  // adjacent tokens of a row per float2 (the partial is row-major, kTok tokens per row).
-  float* const mine = ws + sidx * kTile;
+  constexpr int kV = 64 * C::kTok / 4;  // float4s of a partial
+  constexpr int kJ = C::kAcc / 4;       // float4s per thread
+  const int parts = split / kCl;        // partials per row block in the workspace
+  float4* const ws = reinterpret_cast<float4*>(w.split.ws) + row_block * parts * kV;
+  if constexpr (kCl == 1) {
+    float4* const mine = ws + sidx * kV;
 #pragma unroll
-  for (int i = 0; i < C::kTok / 8; ++i)
+    for (int j = 0; j < kJ; ++j)
+      __stcg(mine + j * C::kThreads + tid, make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]));
+  } else {
+    float4* const tile = reinterpret_cast<float4*>(smem);
 #pragma unroll
-    for (int h = 0; h < 2; ++h)
-      __stcg(reinterpret_cast<float2*>(mine + (warp * 16 + g + 8 * h) * C::kTok + 8 * i + 2 * t4),
-             make_float2(acc[4 * i + 2 * h], acc[4 * i + 2 * h + 1]));
+    for (int j = 0; j < kJ; ++j)
+      tile[j * C::kThreads + tid] = make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
+    asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");  // every partial of the cluster in
+    asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");    // its CTA's shared memory
+    uint32_t rank;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
+    const uint32_t local = static_cast<uint32_t>(__cvta_generic_to_shared(tile));
+    uint32_t peer[kCl];
+#pragma unroll
+    for (int q = 0; q < kCl; ++q) asm("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(peer[q]) : "r"(local), "r"(q));
+    float4* const dst = ws + (sidx / kCl) * kV;
+    constexpr int kSlice = kV / kCl;
+    static_assert(kSlice % C::kThreads == 0, "a cluster slice is whole passes of the CTA");
+#pragma unroll
+    for (int p = 0; p < kSlice / C::kThreads; ++p) {
+      const int e = static_cast<int>(rank) * kSlice + p * C::kThreads + tid;
+      float4 v[kCl];
+#pragma unroll
+      for (int q = 0; q < kCl; ++q)
+        asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+                     : "=f"(v[q].x), "=f"(v[q].y), "=f"(v[q].z), "=f"(v[q].w)
+                     : "r"(peer[q] + 16u * e));
+      float4 s = v[0];
+#pragma unroll
+      for (int q = 1; q < kCl; ++q) s.x += v[q].x, s.y += v[q].y, s.z += v[q].z, s.w += v[q].w;
+      __stcg(dst + e, s);
+    }
+    // Done with the peers' shared memory (waited for before this CTA exits, so none leaves while read).
+    asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+  }
   __syncthreads();
   if (tid == 0) {  // (the CTA barrier above orders every thread's stores before this release)
     if (w.trace) hilo_stamp(w.trace, 1);
@@ -363,63 +399,43 @@ __device__ __forceinline__ void hilo_reduce(const float (&acc)[C::kAcc], uint8_t
   }
   __syncthreads();
   if (w.trace && tid == 0) hilo_stamp(w.trace, 2);
-  // This CTA's share: float4 e4 of the tile (row e4 / (kTok / 4), tokens 4 (e4 % (kTok / 4)) .. + 3), e4 in
-  // [b, b + n); work item j = (element j % n, half j / n).
-  constexpr int kV = kTile / 4;
-  const int b = kV * sidx / split, n = kV * (sidx + 1) / split - b, half = split / 2;
-  float4* const hs = reinterpret_cast<float4*>(smem);  // [2][n] half sums
-  // Item j: the partials of its half in order, 16 loads in flight; two items per pass (32 loads in flight).
-  auto item_loads = [&](int j, float4 (&v)[16], int& s_begin, int& s_end, int& off) {
-    const int h = j >= n ? 1 : 0, e4 = b + j - h * n;
-    off = 4 * e4;
-    s_begin = h ? half : 0;
-    s_end = h ? split : half;
+  // This CTA's share of the tile; float4 e -> thread t = e % 128 (warp, g, t4), n8 block j = e / 128: rows
+  // 16 warp + g (+ 8), tokens 8 j + 2 t4 (+ 1).
+  const int b = kV * sidx / split, n = kV * (sidx + 1) / split - b;
+  constexpr int kInFlight = 16;
+  for (int i = tid; i < n; i += C::kThreads) {
+    const int e = b + i;
+    float4 v[kInFlight];
 #pragma unroll
-    for (int s = 0; s < 16; ++s)
-      if (s_begin + s < s_end) v[s] = __ldcg(reinterpret_cast<const float4*>(ws + (s_begin + s) * kTile + off));
-  };
-  auto item_sum = [&](int j, const float4 (&v)[16], int s_begin, int s_end, int off) {
+    for (int s = 0; s < kInFlight; ++s)
+      if (s < parts) v[s] = __ldcg(ws + s * kV + e);
     float4 sum = v[0];
 #pragma unroll
-    for (int s = 1; s < 16; ++s)
-      if (s_begin + s < s_end) sum.x += v[s].x, sum.y += v[s].y, sum.z += v[s].z, sum.w += v[s].w;
-    for (int s = s_begin + 16; s < s_end; ++s) {  // (splits past 32: the rest one by one)
-      const float4 u = __ldcg(reinterpret_cast<const float4*>(ws + s * kTile + off));
+    for (int s = 1; s < kInFlight; ++s)
+      if (s < parts) sum.x += v[s].x, sum.y += v[s].y, sum.z += v[s].z, sum.w += v[s].w;
+    for (int s = kInFlight; s < parts; ++s) {  // (more partials than loads in flight: the rest one by one)
+      const float4 u = __ldcg(ws + s * kV + e);
       sum.x += u.x, sum.y += u.y, sum.z += u.z, sum.w += u.w;
     }
-    hs[j] = sum;
-  };
-  for (int j = tid; j < 2 * n; j += 2 * C::kThreads) {
-    float4 va[16], vb[16];
-    int sa, ea, oa, sb = 0, eb = 0, ob = 0;
-    const int jb = j + C::kThreads;
-    item_loads(j, va, sa, ea, oa);
-    if (jb < 2 * n) item_loads(jb, vb, sb, eb, ob);
-    item_sum(j, va, sa, ea, oa);
-    if (jb < 2 * n) item_sum(jb, vb, sb, eb, ob);
-  }
-  __syncthreads();
-  for (int j = tid; j < n; j += C::kThreads) {
-    const int e4 = b + j, r = e4 / (C::kTok / 4), tk = 4 * (e4 % (C::kTok / 4));
-    float4 sum = hs[j];
-    if (half > 0) {
-      const float4 v = hs[n + j];
-      sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;
-    }
-    const int64_t row = row_block * 64 + r;
-    if (row >= rows) continue;
+    const int t = e % C::kThreads, j = e / C::kThreads, lane = t & 31, g = lane >> 2, t4 = lane & 3;
+    const int64_t row0 = row_block * 64 + 16 * (t >> 5) + g;
+    const int tok0 = 8 * j + 2 * t4;
     const float vv[4] = {sum.x, sum.y, sum.z, sum.w};
 #pragma unroll
-    for (int q = 0; q < 4; ++q)
-      if (tk + q < m) out[(tk + q) * rows + row] = vv[q];
+    for (int q = 0; q < 4; ++q) {
+      const int64_t row = row0 + 8 * (q >> 1);
+      const int tok = tok0 + (q & 1);
+      if (row < rows && tok < m) out[tok * rows + row] = vv[q];
+    }
   }
+  if constexpr (kCl > 1) asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
   if (w.trace) {
     __syncthreads();
     if (tid == 0) hilo_stamp(w.trace, 6);
   }
 }
 
-template <class C>
+template <class C, int kCl>
 __global__ void __launch_bounds__(C::kThreads, 1)
     wide_hilo_kernel(const __grid_constant__ CUtensorMap xmap, const HiLoView w, int64_t m, float* __restrict__ out,
                      int64_t rows, int split) {
@@ -514,35 +530,63 @@ __global__ void __launch_bounds__(C::kThreads, 1)
       }
     return;
   }
-  hilo_reduce<C>(acc, smem, w, out, m, rows, split, sidx, row_block);
+  hilo_reduce<C, kCl>(acc, smem, w, out, m, rows, split, sidx, row_block);
 }
 
-template <class C>
+template <class C, int kCl>
 void set_smem_attr() {
-  ensure_dynamic_smem<wide_hilo_kernel<C>, C::kSmem>("wide hi + lo kernel");
+  ensure_dynamic_smem<wide_hilo_kernel<C, kCl>, C::kSmem>("wide hi + lo kernel");
 }
 template <class C>
 int64_t resident() {
-  return resident_ctas_cached<wide_hilo_kernel<C>, C::kThreads, C::kSmem>();
+  return resident_ctas_cached<wide_hilo_kernel<C, 1>, C::kThreads, C::kSmem>();
+}
+// Whether `ctas` CTAs fit the GPU at once as clusters of kCl (asked once per grid size, then cached).
+template <class C, int kCl>
+bool clusters_fit(int64_t ctas) {
+  static std::mutex mu;
+  static std::map<int64_t, bool> fits;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = fits.find(ctas);
+  if (it != fits.end()) return it->second;
+  set_smem_attr<C, kCl>();
+  LaunchCfg lcfg(ctas, C::kThreads, C::kSmem, nullptr, false, kCl);
+  int n = 0;
+  {
+    RelaxedCapture relaxed;
+    if (cudaOccupancyMaxActiveClusters(&n, wide_hilo_kernel<C, kCl>, &lcfg.lc) != cudaSuccess) {
+      cudaGetLastError();
+      n = 0;
+    }
+  }
+  return fits.emplace(ctas, static_cast<int64_t>(n) * kCl >= ctas).first->second;
 }
 
 // The split actually launched: the plan's, halved until a row block's CTAs of every row block are resident at once
-// for both token widths (the barrier of the reduction needs them all; the same split, and with it the same
-// association and output bits, for every m on one device).
+// for both token widths (the barrier of the reduction needs them all); and the cluster size: 4 (else 2, else none)
+// where it divides the split and the whole grid fits at once as such clusters, for both token widths. The same
+// split and cluster size, and with them the same association and output bits, for every m on one device.
+struct HiLoSplit {
+  int split, cl;
+};
 template <class C128, class C256>
-int hilo_split(int split, int64_t row_blocks) {
+HiLoSplit hilo_split(int split, int64_t row_blocks, int cluster_cap) {
   const int64_t cap = std::min(resident<C128>(), resident<C256>());
   while (split > 1 && row_blocks * split > cap) split /= 2;
-  return split;
+  const int64_t ctas = row_blocks * split;
+  int cl = 1;
+  if (cluster_cap >= 4 && split % 4 == 0 && clusters_fit<C128, 4>(ctas) && clusters_fit<C256, 4>(ctas)) cl = 4;
+  else if (cluster_cap >= 2 && split % 2 == 0 && clusters_fit<C128, 2>(ctas) && clusters_fit<C256, 2>(ctas)) cl = 2;
+  return {split, cl};
 }
 
 template <class C, class C128, class C256>
 void launch_hilo(const Config& cfg, const HiLoView& w, const __nv_bfloat16* x, int64_t m, float* out, int64_t rows,
                  cudaStream_t stream) {
-  set_smem_attr<C128>();
-  set_smem_attr<C256>();
   const int64_t row_blocks = (rows + 63) / 64;
-  const int split = hilo_split<C128, C256>(cfg.split_k, row_blocks);
+  const std::pair<int, int> sc = wide_hilo_split_cluster(cfg, w, rows);
+  const HiLoSplit hs{sc.first, sc.second};
+  const int split = hs.split;
   if (row_blocks * split > resident<C>())
     throw Error(fmt::format("solgemm: wide hi + lo kernel: {} row blocks of 64 rows do not fit the GPU at once", row_blocks));
   Config used = cfg;
@@ -557,15 +601,18 @@ void launch_hilo(const Config& cfg, const HiLoView& w, const __nv_bfloat16* x, i
   v.split.cnt = w.split.cnt + (w.split.counters - need.counters);
   if (reinterpret_cast<uintptr_t>(v.split.cnt) % 8 != 0)
     throw Error("solgemm: wide hi + lo kernel: the workspace's counters are not 8-byte aligned (split_ws_need)");
-  // One cooperative launch per kTok-token chunk (one for m <= 256).
+  auto kern = hs.cl == 4 ? wide_hilo_kernel<C, 4> : hs.cl == 2 ? wide_hilo_kernel<C, 2> : wide_hilo_kernel<C, 1>;
+  if (hs.cl == 4) set_smem_attr<C, 4>();
+  if (hs.cl == 2) set_smem_attr<C, 2>();
+  // One cooperative launch per kTok-token chunk (one for m <= 256), as clusters of hs.cl CTAs.
   for (int64_t t0 = 0; t0 < m; t0 += C::kTok) {
     const int64_t mc = std::min<int64_t>(C::kTok, m - t0);
     const CUtensorMap xmap = bf16_tensor_map(x + t0 * w.k, w.k, mc, 64, C::kTok, "wide hi + lo kernel: x");
-    const LaunchCfg lcfg(row_blocks * split, C::kThreads, C::kSmem, stream, true);
-    const cudaError_t e = cudaLaunchKernelEx(&lcfg.lc, wide_hilo_kernel<C>, xmap, v, mc, out + t0 * rows, rows, split);
+    const LaunchCfg lcfg(dim3(static_cast<unsigned>(row_blocks * split)), C::kThreads, C::kSmem, stream, true, hs.cl);
+    const cudaError_t e = cudaLaunchKernelEx(&lcfg.lc, kern, xmap, v, mc, out + t0 * rows, rows, split);
     if (e != cudaSuccess)
-      throw Error(fmt::format("solgemm: wide hi + lo kernel launch (m={}, rows={}, split={}): {}", m, rows, split,
-                              cudaGetErrorString(e)));
+      throw Error(fmt::format("solgemm: wide hi + lo kernel launch (m={}, rows={}, split={}, cluster {}): {}", m, rows,
+                              split, hs.cl, cudaGetErrorString(e)));
   }
 }
 
@@ -596,6 +643,26 @@ WideWsNeed wide_hilo_ws_need(const Config& cfg, int64_t, int64_t rows) {
   if (cfg.split_k <= 1) return {};
   const int64_t row_blocks = (rows + 63) / 64;
   return {static_cast<size_t>(row_blocks * cfg.split_k * 64 * 8 * cfg.n_tiles), static_cast<size_t>(row_blocks * 2)};
+}
+
+std::pair<int, int> wide_hilo_split_cluster(const Config& cfg, const HiLoView& w, int64_t rows) {
+  const int64_t row_blocks = (rows + 63) / 64;
+  const int cap = w.no_cluster ? 1 : w.cluster_cap > 0 ? w.cluster_cap : 4;
+  HiLoSplit hs{};
+  if (w.lo2 != nullptr) {
+    using C128 = WideHiLoCfg<128, 3, 4>;
+    using C256 = WideHiLoCfg<256, 3, 4>;
+    set_smem_attr<C128, 1>();
+    set_smem_attr<C256, 1>();
+    hs = hilo_split<C128, C256>(cfg.split_k, row_blocks, cap);
+  } else {
+    using C128 = WideHiLoCfg<128, 2, 4>;
+    using C256 = WideHiLoCfg<256, 2, 4>;
+    set_smem_attr<C128, 1>();
+    set_smem_attr<C256, 1>();
+    hs = hilo_split<C128, C256>(cfg.split_k, row_blocks, cap);
+  }
+  return {hs.split, hs.cl};
 }
 
 // (tokens per CTA, terms, stages) = (128 or 256, 2 or 3, 4): 128-token CTAs for m <= 128, 256 above.
