@@ -373,21 +373,28 @@ __device__ __forceinline__ void hilo_reduce(const float (&acc)[C::kAcc], uint8_t
 #pragma unroll
     for (int q = 0; q < kCl; ++q) asm("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(peer[q]) : "r"(local), "r"(q));
     float4* const dst = ws + (sidx / kCl) * kV;
-    constexpr int kSlice = kV / kCl;
-    static_assert(kSlice % C::kThreads == 0, "a cluster slice is whole passes of the CTA");
+    constexpr int kSlice = kV / kCl;            // float4s this CTA sums
+    constexpr int kPasses = kSlice / C::kThreads;
+    constexpr int kBatch = kPasses * kCl > 16 ? 16 / kCl : kPasses;  // passes per batch: 16 loads in flight
+    static_assert(kSlice % C::kThreads == 0 && kPasses % kBatch == 0, "a cluster slice is whole passes of the CTA");
+    // (All of a batch's loads are issued before any is used: one distributed round trip per batch, not per pass.)
 #pragma unroll
-    for (int p = 0; p < kSlice / C::kThreads; ++p) {
-      const int e = static_cast<int>(rank) * kSlice + p * C::kThreads + tid;
-      float4 v[kCl];
+    for (int p0 = 0; p0 < kPasses; p0 += kBatch) {
+      float4 v[kBatch][kCl];
 #pragma unroll
-      for (int q = 0; q < kCl; ++q)
-        asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
-                     : "=f"(v[q].x), "=f"(v[q].y), "=f"(v[q].z), "=f"(v[q].w)
-                     : "r"(peer[q] + 16u * e));
-      float4 s = v[0];
+      for (int p = 0; p < kBatch; ++p)
 #pragma unroll
-      for (int q = 1; q < kCl; ++q) s.x += v[q].x, s.y += v[q].y, s.z += v[q].z, s.w += v[q].w;
-      __stcg(dst + e, s);
+        for (int q = 0; q < kCl; ++q)
+          asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+                       : "=f"(v[p][q].x), "=f"(v[p][q].y), "=f"(v[p][q].z), "=f"(v[p][q].w)
+                       : "r"(peer[q] + 16u * (static_cast<int>(rank) * kSlice + (p0 + p) * C::kThreads + tid)));
+#pragma unroll
+      for (int p = 0; p < kBatch; ++p) {
+        float4 sum = v[p][0];
+#pragma unroll
+        for (int q = 1; q < kCl; ++q) sum.x += v[p][q].x, sum.y += v[p][q].y, sum.z += v[p][q].z, sum.w += v[p][q].w;
+        __stcg(dst + static_cast<int>(rank) * kSlice + (p0 + p) * C::kThreads + tid, sum);
+      }
     }
     // Done with the peers' shared memory (waited for before this CTA exits, so none leaves while read).
     asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
@@ -399,24 +406,14 @@ __device__ __forceinline__ void hilo_reduce(const float (&acc)[C::kAcc], uint8_t
   }
   __syncthreads();
   if (w.trace && tid == 0) hilo_stamp(w.trace, 2);
-  // This CTA's share of the tile; float4 e -> thread t = e % 128 (warp, g, t4), n8 block j = e / 128: rows
-  // 16 warp + g (+ 8), tokens 8 j + 2 t4 (+ 1).
-  const int b = kV * sidx / split, n = kV * (sidx + 1) / split - b;
-  constexpr int kInFlight = 16;
-  for (int i = tid; i < n; i += C::kThreads) {
-    const int e = b + i;
-    float4 v[kInFlight];
-#pragma unroll
-    for (int s = 0; s < kInFlight; ++s)
-      if (s < parts) v[s] = __ldcg(ws + s * kV + e);
-    float4 sum = v[0];
-#pragma unroll
-    for (int s = 1; s < kInFlight; ++s)
-      if (s < parts) sum.x += v[s].x, sum.y += v[s].y, sum.z += v[s].z, sum.w += v[s].w;
-    for (int s = kInFlight; s < parts; ++s) {  // (more partials than loads in flight: the rest one by one)
-      const float4 u = __ldcg(ws + s * kV + e);
-      sum.x += u.x, sum.y += u.y, sum.z += u.z, sum.w += u.w;
-    }
+  // This CTA's share: float4s [b, b + n) of the tile. Each float4's partials go in chunks of up to 16 (item j =
+  // float4 b + j % n, chunk j / n: its loads all in flight, two items per pass), each chunk summed in order, then the
+  // chunks in order (through shared memory when there is more than one: every CTA of the cluster has read this
+  // CTA's tile before the row block's barrier opened).
+  const int b = kV * sidx / split, n = kV * (sidx + 1) / split - b, chunks = (parts + 15) / 16;
+  float4* const hs = reinterpret_cast<float4*>(smem);  // [chunks][n] chunk sums
+  // float4 e -> thread t = e % 128 (warp, g, t4), n8 block j = e / 128: rows 16 warp + g (+ 8), tokens 8 j + 2 t4 (+ 1).
+  auto store_out = [&](int e, const float4& sum) {
     const int t = e % C::kThreads, j = e / C::kThreads, lane = t & 31, g = lane >> 2, t4 = lane & 3;
     const int64_t row0 = row_block * 64 + 16 * (t >> 5) + g;
     const int tok0 = 8 * j + 2 * t4;
@@ -426,6 +423,43 @@ __device__ __forceinline__ void hilo_reduce(const float (&acc)[C::kAcc], uint8_t
       const int64_t row = row0 + 8 * (q >> 1);
       const int tok = tok0 + (q & 1);
       if (row < rows && tok < m) out[tok * rows + row] = vv[q];
+    }
+  };
+  auto item_loads = [&](int j, float4 (&v)[16], int& s_begin, int& s_end, int& e) {
+    const int c = j / n;
+    e = b + j - c * n;
+    s_begin = 16 * c;
+    s_end = min(parts, s_begin + 16);
+#pragma unroll
+    for (int q = 0; q < 16; ++q)
+      if (s_begin + q < s_end) v[q] = __ldcg(ws + (s_begin + q) * kV + e);
+  };
+  auto item_sum = [&](int j, const float4 (&v)[16], int s_begin, int s_end, int e) {
+    float4 sum = v[0];
+#pragma unroll
+    for (int q = 1; q < 16; ++q)
+      if (s_begin + q < s_end) sum.x += v[q].x, sum.y += v[q].y, sum.z += v[q].z, sum.w += v[q].w;
+    if (chunks == 1) store_out(e, sum);
+    else hs[j] = sum;
+  };
+  for (int j = tid; j < chunks * n; j += 2 * C::kThreads) {
+    float4 va[16], vb[16];
+    int sa, ea, xa, sb = 0, eb = 0, xb = 0;
+    const int jb = j + C::kThreads;
+    item_loads(j, va, sa, ea, xa);
+    if (jb < chunks * n) item_loads(jb, vb, sb, eb, xb);
+    item_sum(j, va, sa, ea, xa);
+    if (jb < chunks * n) item_sum(jb, vb, sb, eb, xb);
+  }
+  if (chunks > 1) {
+    __syncthreads();
+    for (int j = tid; j < n; j += C::kThreads) {
+      float4 sum = hs[j];
+      for (int c = 1; c < chunks; ++c) {
+        const float4 u = hs[c * n + j];
+        sum.x += u.x, sum.y += u.y, sum.z += u.z, sum.w += u.w;
+      }
+      store_out(b + j, sum);
     }
   }
   if constexpr (kCl > 1) asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
