@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <utility>
 
 #include <cuda.h>
 #include <cuda_bf16.h>
@@ -138,8 +137,7 @@ struct PackedView {
   int diag = 0;                      // bench only (skinny_family.cuh Args::diag); 0 everywhere else
   unsigned long long* trace = nullptr;  // bench only (skinny_family.cuh Args::trace); null everywhere else
   int max_stages = 0;                // bench only: ring depth cap if > 0
-  bool no_cluster = false;           // bench only: never reduce split K through a cluster
-  int cluster_cap = 0;               // bench only: the wide hi + lo kernel's largest cluster if > 0 (else 4)
+  bool no_cluster = false;           // bench only: no clusters (the router's split-K reduction; the wide x multicast)
   bool no_direct0 = false;           // bench only: the ring carries every group (skinny_family.cuh Args::direct0)
   int xring = 0;                     // x through the ring (skinny_family.cuh use_xring): 0 = the launcher's rule,
                                      // 1 = wherever it applies, -1 = never (bench A/B)
@@ -181,8 +179,7 @@ struct HiLoView {
   int diag = 0;                      // bench only (skinny_family.cuh Args::diag); 0 everywhere else
   unsigned long long* trace = nullptr;  // bench only (skinny_family.cuh Args::trace); null everywhere else
   int max_stages = 0;                // bench only: ring depth cap if > 0
-  bool no_cluster = false;           // bench only: never reduce split K through a cluster
-  int cluster_cap = 0;               // bench only: the wide hi + lo kernel's largest cluster if > 0 (else 4)
+  bool no_cluster = false;           // bench only: no clusters (the router's split-K reduction; the wide x multicast)
   bool no_direct0 = false;           // bench only: the ring carries every group (skinny_family.cuh Args::direct0)
 };
 
@@ -196,8 +193,6 @@ struct WideWsNeed {
 WideWsNeed wide_hilo_ws_need(const Config& cfg, int64_t m, int64_t rows);
 void launch_wide_hilo(const Config& cfg, const HiLoView& w, const __nv_bfloat16* x, int64_t m, float* out,
                       int64_t rows, cudaStream_t stream);
-// The split and the cluster size (1: none) that launch_wide_hilo uses for this Config on this device.
-std::pair<int, int> wide_hilo_split_cluster(const Config& cfg, const HiLoView& w, int64_t rows);
 
 // stream.cu: the raw row-major BF16 weights streamed by TMA into wgmma (CTAs of 128 rows x 8..256 tokens, one
 // launch per 256-token chunk), K split across the GPU and reduced through its workspace in a fixed order. Needs

@@ -328,20 +328,16 @@ __device__ __forceinline__ void hilo_stamp(unsigned long long* trace, int i) {
   trace[(static_cast<size_t>(blockIdx.y) * gridDim.x + blockIdx.x) * 8 + i] = v;
 }
 
-// The split-K reduction of the hi + lo kernel. A partial is the CTA's accumulators in fragment order (float4 e =
-// 128 j + t holds acc[4j .. 4j + 3] of thread t: every store and load a whole float4, 16 consecutive bytes per lane).
-// With clusters (kCl > 1: the kCl consecutive K slices of a row block are one thread-block cluster), the cluster
-// first reduces through distributed shared memory: each CTA puts its partial in its own shared memory (the dead
-// ring), and after a cluster barrier CTA r sums slice r of the tile over the cluster's kCl partials in rank order and
-// stores it as the cluster's partial, so the workspace holds split / kCl partials per row block instead of split
-// (perf-notes step 97: the partials' volume, 8 MB at m = 256 without clusters, was the tail's cost, step 83).
-// Then the `split` CTAs of a row block meet at a barrier (a 64-bit arrival counter per row block in the workspace
-// that every launch advances by `split`, so graph replays need no host reset; each CTA releases its arrival and
-// polls, no round trip through a last arrival: step 57; every CTA is resident, by a cooperative launch or the
-// launcher's check that every cluster fits at once, so the wait cannot deadlock), and CTA s finishes float4s
-// [kV s / split, kV (s + 1) / split) of the tile, each summed over the workspace's partials in order (one fixed
-// association for every m: bitwise deterministic and batch invariant).
-template <class C, int kCl>
+// The split-K reduction of the hi + lo kernel. Every CTA stores its partial to the workspace straight from the
+// accumulators in fragment order (float4 e = 128 j + t holds acc[4j .. 4j + 3] of thread t: every store and load a
+// whole float4; staging it in shared memory for one bulk copy was slower: the copy's completion wait, perf-notes
+// step 56; reducing pairs or quads of K slices first through distributed shared memory was slower too: step 97);
+// the `split` CTAs of a row block meet at a barrier (a 64-bit arrival counter per row block in the workspace that
+// every launch advances by `split`, so graph replays need no host reset; each CTA releases its arrival and polls, no
+// round trip through a last arrival: step 57; every CTA is resident (a cooperative launch), so the wait cannot
+// deadlock), and CTA s finishes float4s [kV s / split, kV (s + 1) / split) of the tile, each summed over the
+// partials in order (one fixed association for every m: bitwise deterministic and batch invariant).
+template <class C>
 __device__ __forceinline__ void hilo_reduce(const float (&acc)[C::kAcc], uint8_t* smem, const HiLoView& w,
                                             float* __restrict__ out, int64_t m, int64_t rows, int split, int sidx,
                                             int64_t row_block) {
@@ -351,54 +347,12 @@ __device__ __forceinline__ void hilo_reduce(const float (&acc)[C::kAcc], uint8_t
   unsigned long long* const arrive = reinterpret_cast<unsigned long long*>(w.split.cnt) + row_block;
   if (tid == 0) target = split_barrier_target(arrive, static_cast<unsigned>(split));
   constexpr int kV = 64 * C::kTok / 4;  // float4s of a partial
-  constexpr int kJ = C::kAcc / 4;       // float4s per thread
-  const int parts = split / kCl;        // partials per row block in the workspace
+  const int parts = split;
   float4* const ws = reinterpret_cast<float4*>(w.split.ws) + row_block * parts * kV;
-  if constexpr (kCl == 1) {
-    float4* const mine = ws + sidx * kV;
+  float4* const mine = ws + sidx * kV;
 #pragma unroll
-    for (int j = 0; j < kJ; ++j)
-      __stcg(mine + j * C::kThreads + tid, make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]));
-  } else {
-    float4* const tile = reinterpret_cast<float4*>(smem);
-#pragma unroll
-    for (int j = 0; j < kJ; ++j)
-      tile[j * C::kThreads + tid] = make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
-    asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");  // every partial of the cluster in
-    asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");    // its CTA's shared memory
-    uint32_t rank;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
-    const uint32_t local = static_cast<uint32_t>(__cvta_generic_to_shared(tile));
-    uint32_t peer[kCl];
-#pragma unroll
-    for (int q = 0; q < kCl; ++q) asm("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(peer[q]) : "r"(local), "r"(q));
-    float4* const dst = ws + (sidx / kCl) * kV;
-    constexpr int kSlice = kV / kCl;            // float4s this CTA sums
-    constexpr int kPasses = kSlice / C::kThreads;
-    constexpr int kBatch = kPasses * kCl > 16 ? 16 / kCl : kPasses;  // passes per batch: 16 loads in flight
-    static_assert(kSlice % C::kThreads == 0 && kPasses % kBatch == 0, "a cluster slice is whole passes of the CTA");
-    // (All of a batch's loads are issued before any is used: one distributed round trip per batch, not per pass.)
-#pragma unroll
-    for (int p0 = 0; p0 < kPasses; p0 += kBatch) {
-      float4 v[kBatch][kCl];
-#pragma unroll
-      for (int p = 0; p < kBatch; ++p)
-#pragma unroll
-        for (int q = 0; q < kCl; ++q)
-          asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
-                       : "=f"(v[p][q].x), "=f"(v[p][q].y), "=f"(v[p][q].z), "=f"(v[p][q].w)
-                       : "r"(peer[q] + 16u * (static_cast<int>(rank) * kSlice + (p0 + p) * C::kThreads + tid)));
-#pragma unroll
-      for (int p = 0; p < kBatch; ++p) {
-        float4 sum = v[p][0];
-#pragma unroll
-        for (int q = 1; q < kCl; ++q) sum.x += v[p][q].x, sum.y += v[p][q].y, sum.z += v[p][q].z, sum.w += v[p][q].w;
-        __stcg(dst + static_cast<int>(rank) * kSlice + (p0 + p) * C::kThreads + tid, sum);
-      }
-    }
-    // Done with the peers' shared memory (waited for before this CTA exits, so none leaves while read).
-    asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
-  }
+  for (int j = 0; j < C::kAcc / 4; ++j)
+    __stcg(mine + j * C::kThreads + tid, make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]));
   __syncthreads();
   if (tid == 0) {  // (the CTA barrier above orders every thread's stores before this release)
     if (w.trace) hilo_stamp(w.trace, 1);
@@ -408,8 +362,7 @@ __device__ __forceinline__ void hilo_reduce(const float (&acc)[C::kAcc], uint8_t
   if (w.trace && tid == 0) hilo_stamp(w.trace, 2);
   // This CTA's share: float4s [b, b + n) of the tile. Each float4's partials go in chunks of up to 16 (item j =
   // float4 b + j % n, chunk j / n: its loads all in flight, two items per pass), each chunk summed in order, then the
-  // chunks in order (through shared memory when there is more than one: every CTA of the cluster has read this
-  // CTA's tile before the row block's barrier opened).
+  // chunks in order (through shared memory when there is more than one).
   const int b = kV * sidx / split, n = kV * (sidx + 1) / split - b, chunks = (parts + 15) / 16;
   float4* const hs = reinterpret_cast<float4*>(smem);  // [chunks][n] chunk sums
   // float4 e -> thread t = e % 128 (warp, g, t4), n8 block j = e / 128: rows 16 warp + g (+ 8), tokens 8 j + 2 t4 (+ 1).
@@ -462,14 +415,13 @@ __device__ __forceinline__ void hilo_reduce(const float (&acc)[C::kAcc], uint8_t
       store_out(b + j, sum);
     }
   }
-  if constexpr (kCl > 1) asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
   if (w.trace) {
     __syncthreads();
     if (tid == 0) hilo_stamp(w.trace, 6);
   }
 }
 
-template <class C, int kCl>
+template <class C, int kMc>
 __global__ void __launch_bounds__(C::kThreads, 1)
     wide_hilo_kernel(const __grid_constant__ CUtensorMap xmap, const HiLoView w, int64_t m, float* __restrict__ out,
                      int64_t rows, int split) {
@@ -479,8 +431,9 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   __shared__ __align__(8) uint64_t full[C::kStages];
 
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, tid = threadIdx.x;
-  const int sidx = static_cast<int>(blockIdx.x) % split;             // K slice
-  const int64_t row_block = blockIdx.x / split;                       // 64 weight rows
+  const int64_t row_blocks = gridDim.x / split;
+  const int sidx = static_cast<int>(blockIdx.x / row_blocks);        // K slice
+  const int64_t row_block = blockIdx.x % row_blocks;                  // 64 weight rows
   // (One launch per kTok-token chunk: x, out and m are the chunk's, tokens start at 0.)
   const int64_t row_tile0 = row_block * C::kWarps;
   const int64_t g_begin = w.k_groups * sidx / split, g_end = w.k_groups * (sidx + 1) / split;
@@ -493,18 +446,42 @@ __global__ void __launch_bounds__(C::kThreads, 1)
     for (int s = 0; s < C::kStages; ++s) family::mbar_init(family::smem_u32(&full[s]), 1);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
-  __syncthreads();
+  // kMc > 1: the kMc row blocks of a K slice are one cluster and share x: CTA r of the cluster copies part r of
+  // every stage's x tile (kTok / kMc tokens) into the same place in every CTA of the cluster (TMA multicast),
+  // so x crosses from L2 once per K slice instead of once per row block (perf-notes step 97: at m = 256 x was
+  // 16 of the 24 MB the CTAs read). Every stage is issued once, at entry (launch checks kStages >= groups per
+  // CTA), so no slot is refilled and no CTA waits for another to free one; the cluster barrier below makes every
+  // CTA's barriers initialized before any copy counts on them.
+  uint32_t rank = 0;
+  if constexpr (kMc > 1) {
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
+    asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+    asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+  } else {
+    __syncthreads();
+  }
 
-  // Warp 0 issues stage `slot` <- group g_begin + it: lane 0 the x box (after announcing the stage's bytes), lanes
-  // 0 .. kTerms * 4 - 1 one weight group each (row tiles past the matrix read the last row tile: their rows are
-  // never stored).
+  // Warp 0 issues stage `slot` <- group g_begin + it: lane 0 this CTA's part of the x tile (after announcing the
+  // stage's bytes: the whole tile's and its own groups'), lanes 0 .. kTerms * 4 - 1 one weight group each (row
+  // tiles past the matrix read the last row tile: their rows are never stored).
   const uint8_t* term_base = lane / C::kWarps == 0 ? w.hi : lane / C::kWarps == 1 ? w.lo : w.lo2;
   const int64_t my_rt = min(row_tile0 + lane % C::kWarps, w.row_tiles - 1);
+  constexpr uint32_t kXPart = C::kXBytes / kMc;
   auto issue = [&](int slot, int it) {
-    family::issue_stage(family::smem_u32(&full[slot]), smem0 + slot * C::kStageBytes, &xmap,
-                        static_cast<int>((g_begin + it) * 64), C::kStageBytes, C::kXBytes, lane,
-                        C::kTerms * C::kWarps, format::kBytes16,
-                        [&](int) { return term_base + (my_rt * w.k_groups + g_begin + it) * format::kBytes16; });
+    const uint32_t bar = family::smem_u32(&full[slot]), st = smem0 + slot * C::kStageBytes;
+    const int k0 = static_cast<int>((g_begin + it) * 64);
+    if (lane == 0) {
+      family::mbar_arrive_expect_tx(bar, C::kStageBytes);
+      if constexpr (kMc > 1)
+        family::tma_2d_multicast(st + rank * kXPart, &xmap, k0, static_cast<int>(rank * (C::kTok / kMc)), bar,
+                                 static_cast<uint16_t>((1u << kMc) - 1));
+      else
+        family::tma_2d(st, &xmap, k0, 0, bar);
+    }
+    __syncwarp();
+    if (lane < C::kTerms * C::kWarps)
+      family::bulk_g2s(st + C::kXBytes + lane * format::kBytes16,
+                       term_base + (my_rt * w.k_groups + g_begin + it) * format::kBytes16, format::kBytes16, bar);
   };
   if (warp == 0)
     for (int s = 0; s < C::kStages && s < n_iter; ++s) issue(s, s);
@@ -539,7 +516,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
       for (int t = 0; t < C::kTerms; ++t) wgmma_rs<C::kTok>(acc, a[t][s], sw128_desc(xt + 32 * s));
     wgmma_commit();
     wgmma_wait0();
-    if (it + C::kStages < n_iter) {  // refill its slot (uniform branch) once every warp is done with it
+    if (kMc == 1 && it + C::kStages < n_iter) {  // refill its slot (uniform branch) once every warp is done with it
       __syncthreads();
       if (warp == 0) issue(slot, it + C::kStages);
     }
@@ -564,7 +541,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
       }
     return;
   }
-  hilo_reduce<C, kCl>(acc, smem, w, out, m, rows, split, sidx, row_block);
+  hilo_reduce<C>(acc, smem, w, out, m, rows, split, sidx, row_block);
 }
 
 template <class C, int kCl>
@@ -575,52 +552,54 @@ template <class C>
 int64_t resident() {
   return resident_ctas_cached<wide_hilo_kernel<C, 1>, C::kThreads, C::kSmem>();
 }
-// Whether `ctas` CTAs fit the GPU at once as clusters of kCl (asked once per grid size, then cached).
-template <class C, int kCl>
+// Whether `ctas` CTAs fit the GPU at once as clusters of kMc (asked once per grid size, then cached).
+template <class C, int kMc>
 bool clusters_fit(int64_t ctas) {
   static std::mutex mu;
   static std::map<int64_t, bool> fits;
   std::lock_guard<std::mutex> lock(mu);
   auto it = fits.find(ctas);
   if (it != fits.end()) return it->second;
-  set_smem_attr<C, kCl>();
-  LaunchCfg lcfg(ctas, C::kThreads, C::kSmem, nullptr, false, kCl);
+  set_smem_attr<C, kMc>();
+  LaunchCfg lcfg(ctas, C::kThreads, C::kSmem, nullptr, false, kMc);
   int n = 0;
   {
     RelaxedCapture relaxed;
-    if (cudaOccupancyMaxActiveClusters(&n, wide_hilo_kernel<C, kCl>, &lcfg.lc) != cudaSuccess) {
+    if (cudaOccupancyMaxActiveClusters(&n, wide_hilo_kernel<C, kMc>, &lcfg.lc) != cudaSuccess) {
       cudaGetLastError();
       n = 0;
     }
   }
-  return fits.emplace(ctas, static_cast<int64_t>(n) * kCl >= ctas).first->second;
+  return fits.emplace(ctas, static_cast<int64_t>(n) * kMc >= ctas).first->second;
 }
 
 // The split actually launched: the plan's, halved until a row block's CTAs of every row block are resident at once
-// for both token widths (the barrier of the reduction needs them all); and the cluster size: 4 (else 2, else none)
-// where it divides the split and the whole grid fits at once as such clusters, for both token widths. The same
-// split and cluster size, and with them the same association and output bits, for every m on one device.
-struct HiLoSplit {
-  int split, cl;
-};
+// for both token widths (the barrier of the reduction needs them all; the same split, and with it the same
+// association and output bits, for every m on one device).
 template <class C128, class C256>
-HiLoSplit hilo_split(int split, int64_t row_blocks, int cluster_cap) {
+int hilo_split(int split, int64_t row_blocks) {
   const int64_t cap = std::min(resident<C128>(), resident<C256>());
   while (split > 1 && row_blocks * split > cap) split /= 2;
-  const int64_t ctas = row_blocks * split;
-  int cl = 1;
-  if (cluster_cap >= 4 && split % 4 == 0 && clusters_fit<C128, 4>(ctas) && clusters_fit<C256, 4>(ctas)) cl = 4;
-  else if (cluster_cap >= 2 && split % 2 == 0 && clusters_fit<C128, 2>(ctas) && clusters_fit<C256, 2>(ctas)) cl = 2;
-  return {split, cl};
+  return split;
+}
+
+// Row blocks per cluster sharing x (the kernel's kMc): 2 where the row blocks pair up, every stage of a CTA fits
+// its ring at once and the whole grid fits the GPU as pairs; else 1. (The same sums either way: the output bits do
+// not depend on it.)
+template <class C>
+int hilo_multicast(const HiLoView& w, int64_t row_blocks, int split) {
+  if (w.no_cluster || row_blocks % 2 != 0 || split < 2) return 1;
+  const int64_t groups = (w.k_groups + split - 1) / split;
+  return groups <= C::kStages && clusters_fit<C, 2>(row_blocks * split) ? 2 : 1;
 }
 
 template <class C, class C128, class C256>
 void launch_hilo(const Config& cfg, const HiLoView& w, const __nv_bfloat16* x, int64_t m, float* out, int64_t rows,
                  cudaStream_t stream) {
+  set_smem_attr<C128, 1>();
+  set_smem_attr<C256, 1>();
   const int64_t row_blocks = (rows + 63) / 64;
-  const std::pair<int, int> sc = wide_hilo_split_cluster(cfg, w, rows);
-  const HiLoSplit hs{sc.first, sc.second};
-  const int split = hs.split;
+  const int split = hilo_split<C128, C256>(cfg.split_k, row_blocks);
   if (row_blocks * split > resident<C>())
     throw Error(fmt::format("solgemm: wide hi + lo kernel: {} row blocks of 64 rows do not fit the GPU at once", row_blocks));
   Config used = cfg;
@@ -635,18 +614,17 @@ void launch_hilo(const Config& cfg, const HiLoView& w, const __nv_bfloat16* x, i
   v.split.cnt = w.split.cnt + (w.split.counters - need.counters);
   if (reinterpret_cast<uintptr_t>(v.split.cnt) % 8 != 0)
     throw Error("solgemm: wide hi + lo kernel: the workspace's counters are not 8-byte aligned (split_ws_need)");
-  auto kern = hs.cl == 4 ? wide_hilo_kernel<C, 4> : hs.cl == 2 ? wide_hilo_kernel<C, 2> : wide_hilo_kernel<C, 1>;
-  if (hs.cl == 4) set_smem_attr<C, 4>();
-  if (hs.cl == 2) set_smem_attr<C, 2>();
-  // One cooperative launch per kTok-token chunk (one for m <= 256), as clusters of hs.cl CTAs.
+  const int mc_pair = hilo_multicast<C>(w, row_blocks, split);
+  auto kern = mc_pair == 2 ? wide_hilo_kernel<C, 2> : wide_hilo_kernel<C, 1>;
+  // One cooperative launch per kTok-token chunk (one for m <= 256), as clusters of mc_pair CTAs.
   for (int64_t t0 = 0; t0 < m; t0 += C::kTok) {
     const int64_t mc = std::min<int64_t>(C::kTok, m - t0);
-    const CUtensorMap xmap = bf16_tensor_map(x + t0 * w.k, w.k, mc, 64, C::kTok, "wide hi + lo kernel: x");
-    const LaunchCfg lcfg(dim3(static_cast<unsigned>(row_blocks * split)), C::kThreads, C::kSmem, stream, true, hs.cl);
+    const CUtensorMap xmap = bf16_tensor_map(x + t0 * w.k, w.k, mc, 64, C::kTok / mc_pair, "wide hi + lo kernel: x");
+    const LaunchCfg lcfg(dim3(static_cast<unsigned>(row_blocks * split)), C::kThreads, C::kSmem, stream, true, mc_pair);
     const cudaError_t e = cudaLaunchKernelEx(&lcfg.lc, kern, xmap, v, mc, out + t0 * rows, rows, split);
     if (e != cudaSuccess)
-      throw Error(fmt::format("solgemm: wide hi + lo kernel launch (m={}, rows={}, split={}, cluster {}): {}", m, rows,
-                              split, hs.cl, cudaGetErrorString(e)));
+      throw Error(fmt::format("solgemm: wide hi + lo kernel launch (m={}, rows={}, split={}, clusters of {}): {}", m,
+                              rows, split, mc_pair, cudaGetErrorString(e)));
   }
 }
 
@@ -677,26 +655,6 @@ WideWsNeed wide_hilo_ws_need(const Config& cfg, int64_t, int64_t rows) {
   if (cfg.split_k <= 1) return {};
   const int64_t row_blocks = (rows + 63) / 64;
   return {static_cast<size_t>(row_blocks * cfg.split_k * 64 * 8 * cfg.n_tiles), static_cast<size_t>(row_blocks * 2)};
-}
-
-std::pair<int, int> wide_hilo_split_cluster(const Config& cfg, const HiLoView& w, int64_t rows) {
-  const int64_t row_blocks = (rows + 63) / 64;
-  const int cap = w.no_cluster ? 1 : w.cluster_cap > 0 ? w.cluster_cap : 4;
-  HiLoSplit hs{};
-  if (w.lo2 != nullptr) {
-    using C128 = WideHiLoCfg<128, 3, 4>;
-    using C256 = WideHiLoCfg<256, 3, 4>;
-    set_smem_attr<C128, 1>();
-    set_smem_attr<C256, 1>();
-    hs = hilo_split<C128, C256>(cfg.split_k, row_blocks, cap);
-  } else {
-    using C128 = WideHiLoCfg<128, 2, 4>;
-    using C256 = WideHiLoCfg<256, 2, 4>;
-    set_smem_attr<C128, 1>();
-    set_smem_attr<C256, 1>();
-    hs = hilo_split<C128, C256>(cfg.split_k, row_blocks, cap);
-  }
-  return {hs.split, hs.cl};
 }
 
 // (tokens per CTA, terms, stages) = (128 or 256, 2 or 3, 4): 128-token CTAs for m <= 128, 256 above.
