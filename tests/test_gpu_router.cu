@@ -6,13 +6,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <string>
 #include <tuple>
 #include <vector>
 
-#include "../src/kernels/kernels.hpp"
-#include "solgemm/plan.hpp"
 #include "test_gpu_skinny_util.cuh"
 
 namespace {
@@ -219,74 +216,6 @@ TEST(Router, RowSliceAndOddShape) {
   for (const char* f : {"router", "wide", "simt", ""}) check_router({40, 1000, 40, false, {200, 64, 17, 3}, 2e-5}, solgemm::testing::test_seed(0x700Au), f);
   // The wide family's ring refills (6 groups per CTA through 4 stages: K = 24576 split 64 ways over 2 row blocks).
   check_router({128, 24576, 128, false, {100, 70, 3}, 2e-5}, solgemm::testing::test_seed(0x700Bu), "wide");
-}
-
-// The wide hi + lo kernel shares each stage's x tile between the two row blocks of a cluster (TMA multicast) where
-// the row blocks pair up and every stage fits the ring at once: the same sums as without it, so the output must be
-// bitwise the same (and within the FP64 bound; nothing written past m x rows). Row counts that pair up (256, 200)
-// and that do not (130), and a K whose groups refill the ring (no multicast there: the same bits either way).
-TEST(Router, WideMulticastEqualsNone) {
-  SOLGEMM_REQUIRE_GPU();
-  const uint64_t seed = solgemm::testing::test_seed(0x700Cu);
-  for (const auto& [n, k, rows] : {std::tuple<int64_t, int64_t, int64_t>{256, 8192, 256}, {256, 8192, 200},
-                                   {130, 8192, 130}, {128, 24576, 128}}) {
-    SCOPED_TRACE("n=" + std::to_string(n) + " k=" + std::to_string(k) + " rows=" + std::to_string(rows) + " " +
-                 skt::seed_msg(seed));
-    Dev<float> dw(static_cast<size_t>(n * k));
-    skt::gen_f32<<<1024, 256>>>(dw.p, n * k, seed + static_cast<uint64_t>(k + rows), 0.02f);
-    SKT_CK(cudaDeviceSynchronize());
-    const std::vector<float> hw = dw.get();
-    const solgemm::format::PackedHiLo hl = solgemm::format::encode_hilo(hw.data(), n, k, false);
-    Dev<uint8_t> hi(hl.hi.size()), lo(hl.lo.size());
-    SKT_CK(cudaMemcpy(hi.p, hl.hi.data(), hl.hi.size(), cudaMemcpyHostToDevice));
-    SKT_CK(cudaMemcpy(lo.p, hl.lo.data(), hl.lo.size(), cudaMemcpyHostToDevice));
-    const int mmax = 256;
-    Dev<__nv_bfloat16> x(static_cast<size_t>(mmax * k));
-    skt::make_x(x.p, mmax, k, seed + 3);
-    Dev<double> ref(static_cast<size_t>(mmax * rows));
-    skt::ref_fp64<<<dim3(static_cast<unsigned>(rows), mmax / 8), 256>>>(x.p, dw.p, ref.p, mmax, rows, k);
-    SKT_CK(cudaDeviceSynchronize());
-    const std::vector<double> href = ref.get();
-    solgemm::kernels::HiLoView v;
-    v.hi = hi.p;
-    v.lo = lo.p;
-    v.n = n;
-    v.k = k;
-    v.row_tiles = hl.row_tiles;
-    v.k_groups = hl.k_groups;
-    const solgemm::kernels::SplitWs need = solgemm::kernels::split_ws_need(solgemm::Storage::hilo, n, k, mmax);
-    Dev<float> ws(std::max<size_t>(need.ws_floats, 1));
-    Dev<unsigned> cnt(std::max<size_t>(need.counters, 2));
-    SKT_CK(cudaMemset(cnt.p, 0, cnt.n * 4));
-    v.split.ws = ws.p;
-    v.split.ws_floats = need.ws_floats;
-    v.split.cnt = cnt.p;
-    v.split.counters = cnt.n;
-    const size_t total = static_cast<size_t>(mmax * rows + kGuard);
-    Dev<uint32_t> out(total);
-    for (int m : {256, 200, 129, 128, 65}) {
-      SCOPED_TRACE("m=" + std::to_string(m));
-      const solgemm::Plan p = solgemm::select_plan({rows, k, solgemm::Storage::hilo}, m, solgemm::Kernel::wide);
-      std::vector<uint32_t> o[2];
-      for (int j = 0; j < 2; ++j) {
-        v.no_cluster = j == 1;
-        SKT_CK(cudaMemset(out.p, 0xFF, total * 4));
-        solgemm::kernels::launch_wide_hilo(p.cfg, v, x.p, m, reinterpret_cast<float*>(out.p), rows, nullptr);
-        SKT_CK(cudaDeviceSynchronize());
-        o[j] = out.get();
-      }
-      EXPECT_EQ(o[0], o[1]) << "x multicast changed the output bits";
-      const size_t used = static_cast<size_t>(m) * rows;
-      size_t bad = 0, guard_bad = 0;
-      std::vector<float> f(used);
-      std::memcpy(f.data(), o[0].data(), used * 4);
-      for (size_t i = 0; i < used; ++i) bad += !std::isfinite(f[i]);
-      for (size_t i = used; i < total; ++i) guard_bad += o[0][i] != 0xFFFFFFFFu;
-      ASSERT_EQ(bad, 0u) << "NaN/Inf (unwritten?) in out";
-      ASSERT_EQ(guard_bad, 0u) << "written past m x rows";
-      EXPECT_LE(skt::rel_l2(f, href, rows, 0, m), 2e-5) << "relative L2 error";
-    }
-  }
 }
 
 }  // namespace

@@ -45,17 +45,6 @@ __device__ __forceinline__ void tma_2d(uint32_t dst, const void* map, int c0, in
       : "memory");
 }
 
-// The same box into the same shared-memory offset of every CTA of the cluster in `mask` (bit r: rank r), counted
-// on the barrier at `bar`'s offset in each of them.
-__device__ __forceinline__ void tma_2d_multicast(uint32_t dst, const void* map, int c0, int c1, uint32_t bar,
-                                                 uint16_t mask) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, "
-      "%3}], [%4], %5;\n" ::"r"(dst),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
-      : "memory");
-}
-
 // TMA: the box of a 4-D tensor map at coordinates c0 (innermost) .. into shared memory, counted on `bar`; and the
 // map's prefetch.
 __device__ __forceinline__ void tma_4d(uint32_t dst, const void* map, int c0, int c1, int c2, int c3, uint32_t bar) {
@@ -66,6 +55,20 @@ __device__ __forceinline__ void tma_4d(uint32_t dst, const void* map, int c0, in
 }
 __device__ __forceinline__ void prefetch_tensormap(const void* map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
+}
+
+// One stage of a TMA-fed wgmma ring, issued by one warp: lane 0 announces the stage's `bytes` on `bar` and copies x's
+// box at k = k0 (token 0) to `st`; lanes 0 .. n - 1 copy one weight group each, `group_bytes` from src(lane) to
+// st + x_bytes + lane * group_bytes (the wide family's hi + lo source; bench/wide12_bench.cu).
+template <class Src>
+__device__ __forceinline__ void issue_stage(uint32_t bar, uint32_t st, const void* xmap, int k0, uint32_t bytes,
+                                            uint32_t x_bytes, int lane, int n, uint32_t group_bytes, Src src) {
+  if (lane == 0) {
+    mbar_arrive_expect_tx(bar, bytes);
+    tma_2d(st, xmap, k0, 0, bar);
+  }
+  __syncwarp();
+  if (lane < n) bulk_g2s(st + x_bytes + lane * group_bytes, src(lane), group_bytes, bar);
 }
 
 }  // namespace solgemm::kernels::family

@@ -137,7 +137,7 @@ struct PackedView {
   int diag = 0;                      // bench only (skinny_family.cuh Args::diag); 0 everywhere else
   unsigned long long* trace = nullptr;  // bench only (skinny_family.cuh Args::trace); null everywhere else
   int max_stages = 0;                // bench only: ring depth cap if > 0
-  bool no_cluster = false;           // bench only: no clusters (the router's split-K reduction; the wide x multicast)
+  bool no_cluster = false;           // bench only: never reduce split K through a cluster
   bool no_direct0 = false;           // bench only: the ring carries every group (skinny_family.cuh Args::direct0)
   int xring = 0;                     // x through the ring (skinny_family.cuh use_xring): 0 = the launcher's rule,
                                      // 1 = wherever it applies, -1 = never (bench A/B)
@@ -179,7 +179,7 @@ struct HiLoView {
   int diag = 0;                      // bench only (skinny_family.cuh Args::diag); 0 everywhere else
   unsigned long long* trace = nullptr;  // bench only (skinny_family.cuh Args::trace); null everywhere else
   int max_stages = 0;                // bench only: ring depth cap if > 0
-  bool no_cluster = false;           // bench only: no clusters (the router's split-K reduction; the wide x multicast)
+  bool no_cluster = false;           // bench only: never reduce split K through a cluster
   bool no_direct0 = false;           // bench only: the ring carries every group (skinny_family.cuh Args::direct0)
 };
 

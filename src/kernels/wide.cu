@@ -24,8 +24,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
-#include <mutex>
 
 #include "async_copy.cuh"
 #include "decode.cuh"
@@ -421,7 +419,7 @@ __device__ __forceinline__ void hilo_reduce(const float (&acc)[C::kAcc], uint8_t
   }
 }
 
-template <class C, int kMc>
+template <class C>
 __global__ void __launch_bounds__(C::kThreads, 1)
     wide_hilo_kernel(const __grid_constant__ CUtensorMap xmap, const HiLoView w, int64_t m, float* __restrict__ out,
                      int64_t rows, int split) {
@@ -431,6 +429,8 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   __shared__ __align__(8) uint64_t full[C::kStages];
 
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, tid = threadIdx.x;
+  // CTAs K-slice major: the row blocks of one K slice, which read the same x tiles, start side by side (perf-notes
+  // step 97: the loop ended ~0.4-0.6 us sooner at m = 192 / 256 than with the row blocks' CTAs split apart).
   const int64_t row_blocks = gridDim.x / split;
   const int sidx = static_cast<int>(blockIdx.x / row_blocks);        // K slice
   const int64_t row_block = blockIdx.x % row_blocks;                  // 64 weight rows
@@ -446,42 +446,18 @@ __global__ void __launch_bounds__(C::kThreads, 1)
     for (int s = 0; s < C::kStages; ++s) family::mbar_init(family::smem_u32(&full[s]), 1);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
-  // kMc > 1: the kMc row blocks of a K slice are one cluster and share x: CTA r of the cluster copies part r of
-  // every stage's x tile (kTok / kMc tokens) into the same place in every CTA of the cluster (TMA multicast),
-  // so x crosses from L2 once per K slice instead of once per row block (perf-notes step 97: at m = 256 x was
-  // 16 of the 24 MB the CTAs read). Every stage is issued once, at entry (launch checks kStages >= groups per
-  // CTA), so no slot is refilled and no CTA waits for another to free one; the cluster barrier below makes every
-  // CTA's barriers initialized before any copy counts on them.
-  uint32_t rank = 0;
-  if constexpr (kMc > 1) {
-    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
-    asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
-    asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-  } else {
-    __syncthreads();
-  }
+  __syncthreads();
 
-  // Warp 0 issues stage `slot` <- group g_begin + it: lane 0 this CTA's part of the x tile (after announcing the
-  // stage's bytes: the whole tile's and its own groups'), lanes 0 .. kTerms * 4 - 1 one weight group each (row
-  // tiles past the matrix read the last row tile: their rows are never stored).
+  // Warp 0 issues stage `slot` <- group g_begin + it: lane 0 the x box (after announcing the stage's bytes), lanes
+  // 0 .. kTerms * 4 - 1 one weight group each (row tiles past the matrix read the last row tile: their rows are
+  // never stored).
   const uint8_t* term_base = lane / C::kWarps == 0 ? w.hi : lane / C::kWarps == 1 ? w.lo : w.lo2;
   const int64_t my_rt = min(row_tile0 + lane % C::kWarps, w.row_tiles - 1);
-  constexpr uint32_t kXPart = C::kXBytes / kMc;
   auto issue = [&](int slot, int it) {
-    const uint32_t bar = family::smem_u32(&full[slot]), st = smem0 + slot * C::kStageBytes;
-    const int k0 = static_cast<int>((g_begin + it) * 64);
-    if (lane == 0) {
-      family::mbar_arrive_expect_tx(bar, C::kStageBytes);
-      if constexpr (kMc > 1)
-        family::tma_2d_multicast(st + rank * kXPart, &xmap, k0, static_cast<int>(rank * (C::kTok / kMc)), bar,
-                                 static_cast<uint16_t>((1u << kMc) - 1));
-      else
-        family::tma_2d(st, &xmap, k0, 0, bar);
-    }
-    __syncwarp();
-    if (lane < C::kTerms * C::kWarps)
-      family::bulk_g2s(st + C::kXBytes + lane * format::kBytes16,
-                       term_base + (my_rt * w.k_groups + g_begin + it) * format::kBytes16, format::kBytes16, bar);
+    family::issue_stage(family::smem_u32(&full[slot]), smem0 + slot * C::kStageBytes, &xmap,
+                        static_cast<int>((g_begin + it) * 64), C::kStageBytes, C::kXBytes, lane,
+                        C::kTerms * C::kWarps, format::kBytes16,
+                        [&](int) { return term_base + (my_rt * w.k_groups + g_begin + it) * format::kBytes16; });
   };
   if (warp == 0)
     for (int s = 0; s < C::kStages && s < n_iter; ++s) issue(s, s);
@@ -516,7 +492,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
       for (int t = 0; t < C::kTerms; ++t) wgmma_rs<C::kTok>(acc, a[t][s], sw128_desc(xt + 32 * s));
     wgmma_commit();
     wgmma_wait0();
-    if (kMc == 1 && it + C::kStages < n_iter) {  // refill its slot (uniform branch) once every warp is done with it
+    if (it + C::kStages < n_iter) {  // refill its slot (uniform branch) once every warp is done with it
       __syncthreads();
       if (warp == 0) issue(slot, it + C::kStages);
     }
@@ -544,33 +520,13 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   hilo_reduce<C>(acc, smem, w, out, m, rows, split, sidx, row_block);
 }
 
-template <class C, int kCl>
+template <class C>
 void set_smem_attr() {
-  ensure_dynamic_smem<wide_hilo_kernel<C, kCl>, C::kSmem>("wide hi + lo kernel");
+  ensure_dynamic_smem<wide_hilo_kernel<C>, C::kSmem>("wide hi + lo kernel");
 }
 template <class C>
 int64_t resident() {
-  return resident_ctas_cached<wide_hilo_kernel<C, 1>, C::kThreads, C::kSmem>();
-}
-// Whether `ctas` CTAs fit the GPU at once as clusters of kMc (asked once per grid size, then cached).
-template <class C, int kMc>
-bool clusters_fit(int64_t ctas) {
-  static std::mutex mu;
-  static std::map<int64_t, bool> fits;
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = fits.find(ctas);
-  if (it != fits.end()) return it->second;
-  set_smem_attr<C, kMc>();
-  LaunchCfg lcfg(ctas, C::kThreads, C::kSmem, nullptr, false, kMc);
-  int n = 0;
-  {
-    RelaxedCapture relaxed;
-    if (cudaOccupancyMaxActiveClusters(&n, wide_hilo_kernel<C, kMc>, &lcfg.lc) != cudaSuccess) {
-      cudaGetLastError();
-      n = 0;
-    }
-  }
-  return fits.emplace(ctas, static_cast<int64_t>(n) * kMc >= ctas).first->second;
+  return resident_ctas_cached<wide_hilo_kernel<C>, C::kThreads, C::kSmem>();
 }
 
 // The split actually launched: the plan's, halved until a row block's CTAs of every row block are resident at once
@@ -583,21 +539,11 @@ int hilo_split(int split, int64_t row_blocks) {
   return split;
 }
 
-// Row blocks per cluster sharing x (the kernel's kMc): 2 where the row blocks pair up, every stage of a CTA fits
-// its ring at once and the whole grid fits the GPU as pairs; else 1. (The same sums either way: the output bits do
-// not depend on it.)
-template <class C>
-int hilo_multicast(const HiLoView& w, int64_t row_blocks, int split) {
-  if (w.no_cluster || row_blocks % 2 != 0 || split < 2) return 1;
-  const int64_t groups = (w.k_groups + split - 1) / split;
-  return groups <= C::kStages && clusters_fit<C, 2>(row_blocks * split) ? 2 : 1;
-}
-
 template <class C, class C128, class C256>
 void launch_hilo(const Config& cfg, const HiLoView& w, const __nv_bfloat16* x, int64_t m, float* out, int64_t rows,
                  cudaStream_t stream) {
-  set_smem_attr<C128, 1>();
-  set_smem_attr<C256, 1>();
+  set_smem_attr<C128>();
+  set_smem_attr<C256>();
   const int64_t row_blocks = (rows + 63) / 64;
   const int split = hilo_split<C128, C256>(cfg.split_k, row_blocks);
   if (row_blocks * split > resident<C>())
@@ -614,17 +560,15 @@ void launch_hilo(const Config& cfg, const HiLoView& w, const __nv_bfloat16* x, i
   v.split.cnt = w.split.cnt + (w.split.counters - need.counters);
   if (reinterpret_cast<uintptr_t>(v.split.cnt) % 8 != 0)
     throw Error("solgemm: wide hi + lo kernel: the workspace's counters are not 8-byte aligned (split_ws_need)");
-  const int mc_pair = hilo_multicast<C>(w, row_blocks, split);
-  auto kern = mc_pair == 2 ? wide_hilo_kernel<C, 2> : wide_hilo_kernel<C, 1>;
-  // One cooperative launch per kTok-token chunk (one for m <= 256), as clusters of mc_pair CTAs.
+  // One cooperative launch per kTok-token chunk (one for m <= 256).
   for (int64_t t0 = 0; t0 < m; t0 += C::kTok) {
     const int64_t mc = std::min<int64_t>(C::kTok, m - t0);
-    const CUtensorMap xmap = bf16_tensor_map(x + t0 * w.k, w.k, mc, 64, C::kTok / mc_pair, "wide hi + lo kernel: x");
-    const LaunchCfg lcfg(dim3(static_cast<unsigned>(row_blocks * split)), C::kThreads, C::kSmem, stream, true, mc_pair);
-    const cudaError_t e = cudaLaunchKernelEx(&lcfg.lc, kern, xmap, v, mc, out + t0 * rows, rows, split);
+    const CUtensorMap xmap = bf16_tensor_map(x + t0 * w.k, w.k, mc, 64, C::kTok, "wide hi + lo kernel: x");
+    const LaunchCfg lcfg(row_blocks * split, C::kThreads, C::kSmem, stream, true);
+    const cudaError_t e = cudaLaunchKernelEx(&lcfg.lc, wide_hilo_kernel<C>, xmap, v, mc, out + t0 * rows, rows, split);
     if (e != cudaSuccess)
-      throw Error(fmt::format("solgemm: wide hi + lo kernel launch (m={}, rows={}, split={}, clusters of {}): {}", m,
-                              rows, split, mc_pair, cudaGetErrorString(e)));
+      throw Error(fmt::format("solgemm: wide hi + lo kernel launch (m={}, rows={}, split={}): {}", m, rows, split,
+                              cudaGetErrorString(e)));
   }
 }
 
