@@ -24,6 +24,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <type_traits>
 
 #include "async_copy.cuh"
 #include "decode.cuh"
@@ -293,20 +294,22 @@ void launch(const Config& cfg, const PackedView& w, const __nv_bfloat16* x, int6
 // 1/split of its tile in a fixed order).
 // Roofline (H200, m = 256): 8.4 MB of terms + 4.2 MB of x per launch (x re-read by the 4 row blocks from L2:
 // 16.8 MB) -> ~3.2 us of streaming; 2.1 GFLOP of BF16 tensor work (hi and lo) -> ~2.2 us at 989 TFLOP/s.
-template <int kTok_, int kTerms_, int kStages_>
+template <int kTok_, int kTerms_, int kStages_, int kWG_>
 struct WideHiLoCfg {
   static constexpr int kTok = kTok_;
   static constexpr int kTerms = kTerms_;
   static constexpr int kStages = kStages_;
-  static constexpr int kThreads = 128;
-  static constexpr int kWarps = 4;
+  static constexpr int kWG = kWG_;                 // warpgroups: each takes kN of the CTA's tokens, all 64 rows
+  static constexpr int kN = kTok / kWG;            // wgmma N
+  static constexpr int kThreads = 128 * kWG;
+  static constexpr int kWarps = 4;                 // row warps (16 rows each) of a warpgroup
   static constexpr int kXBytes = kTok * 128;
   static constexpr int kWBytes = kWarps * kTerms * format::kBytes16;
   static constexpr int kStageBytes = kXBytes + kWBytes;
   static constexpr int kRingBytes = kStages * kStageBytes;
   static constexpr int kSmem = kRingBytes + 1024;
-  static constexpr int kAcc = kTok / 2;
-  static_assert(kStageBytes % 1024 == 0, "x tiles must stay 1024-byte aligned (128B swizzle)");
+  static constexpr int kAcc = kN / 2;
+  static_assert(kStageBytes % 1024 == 0 && kN * 128 % 1024 == 0, "x tiles must stay 1024-byte aligned (128B swizzle)");
   static_assert(kSmem <= 227 * 1024, "shared memory");
 };
 
@@ -363,11 +366,12 @@ __device__ __forceinline__ void hilo_reduce(const float (&acc)[C::kAcc], uint8_t
   // chunks in order (through shared memory when there is more than one).
   const int b = kV * sidx / split, n = kV * (sidx + 1) / split - b, chunks = (parts + 15) / 16;
   float4* const hs = reinterpret_cast<float4*>(smem);  // [chunks][n] chunk sums
-  // float4 e -> thread t = e % 128 (warp, g, t4), n8 block j = e / 128: rows 16 warp + g (+ 8), tokens 8 j + 2 t4 (+ 1).
+  // float4 e -> thread t = e % kThreads (warpgroup t / 128, row warp, g, t4), n8 block j = e / kThreads: rows
+  // 16 warp + g (+ 8), tokens kN wg + 8 j + 2 t4 (+ 1).
   auto store_out = [&](int e, const float4& sum) {
     const int t = e % C::kThreads, j = e / C::kThreads, lane = t & 31, g = lane >> 2, t4 = lane & 3;
-    const int64_t row0 = row_block * 64 + 16 * (t >> 5) + g;
-    const int tok0 = 8 * j + 2 * t4;
+    const int64_t row0 = row_block * 64 + 16 * ((t >> 5) % C::kWarps) + g;
+    const int tok0 = (t >> 7) * C::kN + 8 * j + 2 * t4;
     const float vv[4] = {sum.x, sum.y, sum.z, sum.w};
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
@@ -429,6 +433,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   __shared__ __align__(8) uint64_t full[C::kStages];
 
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, tid = threadIdx.x;
+  const int wg = warp / C::kWarps, rwarp = warp % C::kWarps;  // warpgroup (its tokens), row warp (its 16 rows)
   // CTAs K-slice major: the row blocks of one K slice, which read the same x tiles, start side by side (perf-notes
   // step 97: the loop ended ~0.4-0.6 us sooner at m = 192 / 256 than with the row blocks' CTAs split apart).
   const int64_t row_blocks = gridDim.x / split;
@@ -475,7 +480,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
 #pragma unroll
     for (int t = 0; t < C::kTerms; ++t) {
       GroupRegs<false> regs;
-      regs.load_shared(stage + C::kXBytes + (t * C::kWarps + warp) * format::kBytes16, lane);
+      regs.load_shared(stage + C::kXBytes + (t * C::kWarps + rwarp) * format::kBytes16, lane);
       regs.decode(PackedView{}, a[t]);
       if (t > 0)
 #pragma unroll
@@ -484,12 +489,12 @@ __global__ void __launch_bounds__(C::kThreads, 1)
           for (int j = 0; j < 4; ++j)
             a[t][s][j] = bf16x2_scale(a[t][s][j], t == 1 ? 0x3B803B80u : 0x37803780u);  // 2^-8, 2^-16
     }
-    const uint32_t xt = smem0 + slot * C::kStageBytes;
+    const uint32_t xt = smem0 + slot * C::kStageBytes + wg * C::kN * 128;  // this warpgroup's tokens
     wgmma_fence();
 #pragma unroll
     for (int s = 0; s < 4; ++s)
 #pragma unroll
-      for (int t = 0; t < C::kTerms; ++t) wgmma_rs<C::kTok>(acc, a[t][s], sw128_desc(xt + 32 * s));
+      for (int t = 0; t < C::kTerms; ++t) wgmma_rs<C::kN>(acc, a[t][s], sw128_desc(xt + 32 * s));
     wgmma_commit();
     wgmma_wait0();
     if (it + C::kStages < n_iter) {  // refill its slot (uniform branch) once every warp is done with it
@@ -509,10 +514,10 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   const int g = lane >> 2, t4 = lane & 3;
   if (split == 1) {
 #pragma unroll
-    for (int i = 0; i < C::kTok / 8; ++i)
+    for (int i = 0; i < C::kN / 8; ++i)
 #pragma unroll
       for (int q = 0; q < 4; ++q) {
-        const int64_t row = (row_tile0 + warp) * 16 + g + 8 * (q >> 1), tok = 8 * i + 2 * t4 + (q & 1);
+        const int64_t row = (row_tile0 + rwarp) * 16 + g + 8 * (q >> 1), tok = wg * C::kN + 8 * i + 2 * t4 + (q & 1);
         if (row < rows && tok < m) out[tok * rows + row] = acc[4 * i + q];
       }
     return;
@@ -612,16 +617,21 @@ void launch_wide_hilo(const Config& cfg, const HiLoView& w, const __nv_bfloat16*
     return;
   }
   const bool wide_tok = cfg.n_tiles > 16;
-  if (w.lo2 != nullptr) {
-    using C128 = WideHiLoCfg<128, 3, 4>;
-    using C256 = WideHiLoCfg<256, 3, 4>;
+  auto go = [&](auto terms, auto wgs) {
+    using C128 = WideHiLoCfg<128, decltype(terms)::value, 4, decltype(wgs)::value>;
+    using C256 = WideHiLoCfg<256, decltype(terms)::value, 4, decltype(wgs)::value>;
     if (wide_tok) launch_hilo<C256, C128, C256>(cfg, w, x, m, out, rows, stream);
     else launch_hilo<C128, C128, C256>(cfg, w, x, m, out, rows, stream);
+  };
+  using T2 = std::integral_constant<int, 2>;
+  using T3 = std::integral_constant<int, 3>;
+  using W1 = std::integral_constant<int, 1>;
+  if (w.wide_wg == 1) {
+    if (w.lo2 != nullptr) go(T3{}, W1{});
+    else go(T2{}, W1{});
   } else {
-    using C128 = WideHiLoCfg<128, 2, 4>;
-    using C256 = WideHiLoCfg<256, 2, 4>;
-    if (wide_tok) launch_hilo<C256, C128, C256>(cfg, w, x, m, out, rows, stream);
-    else launch_hilo<C128, C128, C256>(cfg, w, x, m, out, rows, stream);
+    if (w.lo2 != nullptr) go(T3{}, T2{});
+    else go(T2{}, T2{});
   }
 }
 
