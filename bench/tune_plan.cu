@@ -16,8 +16,7 @@
 // BF16 shapes also get one "stream" row per m: the stream family (raw BF16 weights by TMA into wgmma) at its plan
 // split and a few others, with cuBLAS and the vendor family timed in the same pass (TUNE_STREAM_ONLY=1 skips the
 // skinny sweep; TUNE_STREAM_SPLITS picks the splits; TUNE_TRACE=1 adds per-CTA timelines). The router's wide hi + lo
-// rows: TUNE_WIDE_SPLITS picks the splits, TUNE_WIDE_WG the warpgroups per CTA, TUNE_WIDE_ONLY=1 skips the router
-// family's sweep.
+// rows: TUNE_WIDE_SPLITS picks the splits, TUNE_WIDE_ONLY=1 skips the router family's sweep.
 //
 // Output: markdown on stdout, one table per shape (committed under docs/results/tuning/).
 // Usage: tune_plan [screen reps=15] [final reps=60] [m list, e.g. 1,8,16] [shape name]
@@ -446,26 +445,19 @@ int main(int argc, char** argv) {
         std::string row;
         std::vector<int> splits = {8, 16, 32, 64};
         if (const char* e = std::getenv("TUNE_WIDE_SPLITS")) splits = int_list(e);  // (profiling one launch)
-        // TUNE_WIDE_WG=a,b,..: each split with that many warpgroups per CTA (default: the library's)
-        std::vector<int> wgs = {0};
-        if (const char* e = std::getenv("TUNE_WIDE_WG")) wgs = int_list(e);
-        for (int split : splits)
-          for (int wg : wgs) {
-            solgemm::Config c = solgemm::layout_config(split, 4, 1, static_cast<int>(k_groups / split), m <= 128 ? 16 : 32);
-            solgemm::kernels::HiLoView cv = hv;
-            cv.wide_wg = wg;
-            auto wide = [&] { solgemm::kernels::launch_wide_hilo(c, cv, x, m, static_cast<float*>(out), sh.rows, tm.s); };
-            const std::string tag = wg > 0 ? fmt::format("split {} wg{}", split, wg) : fmt::format("split {}", split);
-            if (!candidate(row, tag, wide, ref32, 1e-5)) continue;
-            if (trace) {  // TUNE_TRACE: where the time goes (bench_util.cuh timeline; slots: wide.cu hilo_stamp)
-              const int ctas = static_cast<int>(((sh.rows + 63) / 64) * split * ((m + 8 * c.n_tiles - 1) / (8 * c.n_tiles)));
-              tm.timeline(fmt::format("wide m={} {}", m, tag).c_str(), ctas, trace, [&](unsigned long long* tr) {
-                solgemm::kernels::HiLoView tv = cv;
-                tv.trace = tr;
-                solgemm::kernels::launch_wide_hilo(c, tv, x, m, static_cast<float*>(out), sh.rows, tm.s);
-              });
-            }
+        for (int split : splits) {
+          solgemm::Config c = solgemm::layout_config(split, 4, 1, static_cast<int>(k_groups / split), m <= 128 ? 16 : 32);
+          auto wide = [&] { solgemm::kernels::launch_wide_hilo(c, hv, x, m, static_cast<float*>(out), sh.rows, tm.s); };
+          if (!candidate(row, fmt::format("split {}", split), wide, ref32, 1e-5)) continue;
+          if (trace) {  // TUNE_TRACE: where the time goes (bench_util.cuh timeline; slots: wide.cu hilo_stamp)
+            const int ctas = static_cast<int>(((sh.rows + 63) / 64) * split * ((m + 8 * c.n_tiles - 1) / (8 * c.n_tiles)));
+            tm.timeline(fmt::format("wide m={} split {}", m, split).c_str(), ctas, trace, [&](unsigned long long* tr) {
+              solgemm::kernels::HiLoView tv = hv;
+              tv.trace = tr;
+              solgemm::kernels::launch_wide_hilo(c, tv, x, m, static_cast<float*>(out), sh.rows, tm.s);
+            });
           }
+        }
         std::printf("| %d | wide hi + lo | %s | | | | | | |\n", m, row.c_str());
         std::fflush(stdout);
       }

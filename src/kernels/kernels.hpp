@@ -139,7 +139,6 @@ struct PackedView {
   int max_stages = 0;                // bench only: ring depth cap if > 0
   bool no_cluster = false;           // bench only: never reduce split K through a cluster
   bool no_direct0 = false;           // bench only: the ring carries every group (skinny_family.cuh Args::direct0)
-  int wide_wg = 0;                   // bench only: the wide hi + lo kernel's warpgroups per CTA if > 0 (else 2)
   int xring = 0;                     // x through the ring (skinny_family.cuh use_xring): 0 = the launcher's rule,
                                      // 1 = wherever it applies, -1 = never (bench A/B)
 };
@@ -182,7 +181,6 @@ struct HiLoView {
   int max_stages = 0;                // bench only: ring depth cap if > 0
   bool no_cluster = false;           // bench only: never reduce split K through a cluster
   bool no_direct0 = false;           // bench only: the ring carries every group (skinny_family.cuh Args::direct0)
-  int wide_wg = 0;                   // bench only: the wide hi + lo kernel's warpgroups per CTA if > 0 (else 2)
 };
 
 // wide.cu, the hi + lo source: the router's terms into wgmma (one warpgroup of 64 rows per CTA, K split across the

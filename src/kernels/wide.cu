@@ -278,8 +278,10 @@ void launch(const Config& cfg, const PackedView& w, const __nv_bfloat16* x, int6
 
 // ---- The hi + lo source (FP32 router weights as BF16 hi + lo (+ lo2), FP32 out; the router's verify batches) ----
 //
-// Idea: the router's terms through wgmma with the weights as register A. CTA = one warpgroup: 64 rows x kTok
-// tokens (128 or 256; one launch per kTok-token chunk) x K / split. Each stage holds the x tile (one TMA tensor
+// Idea: the router's terms through wgmma with the weights as register A. CTA = 64 rows x kTok tokens (128 or 256;
+// one launch per kTok-token chunk) x K / split, as two warpgroups that each take half of the tokens (both decode the
+// same groups: one warpgroup per SM left the loop and the tail latency-bound, 0.4-0.6 us slower at m = 192 / 256;
+// perf-notes step 98). Each stage holds the x tile (one TMA tensor
 // copy, 128B-swizzled, tokens >= m and k >= K zero-filled by the copy engine) and, per warp, one 16-bit group of
 // every term (one bulk copy each); one thread issues a stage and an mbarrier counts its bytes, so issuing costs a
 // few instructions (a first version copied with cp.async from every thread: ~300 dependent instructions per group
@@ -291,7 +293,7 @@ void launch(const Config& cfg, const PackedView& w, const __nv_bfloat16* x, int6
 // the next group's wgmmas in flight make ptxas serialize every wgmma: C7513, perf-notes step 56).
 // N = 256 gives only 4 row blocks, so K is split 32 ways (128 CTAs, one per SM) and reduced in the same launch
 // through the workspace (hilo_reduce: partials, a per-row-block barrier of a cooperative launch, each CTA adds
-// 1/split of its tile in a fixed order).
+// 1/split of its tile in a fixed order). The CTAs are K-slice major (step 97).
 // Roofline (H200, m = 256): 8.4 MB of terms + 4.2 MB of x per launch (x re-read by the 4 row blocks from L2:
 // 16.8 MB) -> ~3.2 us of streaming; 2.1 GFLOP of BF16 tensor work (hi and lo) -> ~2.2 us at 989 TFLOP/s.
 template <int kTok_, int kTerms_, int kStages_, int kWG_>
@@ -606,7 +608,7 @@ WideWsNeed wide_hilo_ws_need(const Config& cfg, int64_t, int64_t rows) {
   return {static_cast<size_t>(row_blocks * cfg.split_k * 64 * 8 * cfg.n_tiles), static_cast<size_t>(row_blocks * 2)};
 }
 
-// (tokens per CTA, terms, stages) = (128 or 256, 2 or 3, 4): 128-token CTAs for m <= 128, 256 above.
+// (tokens per CTA, terms, stages, warpgroups) = (128 or 256, 2 or 3, 4, 2): 128-token CTAs for m <= 128, 256 above.
 void launch_wide_hilo(const Config& cfg, const HiLoView& w, const __nv_bfloat16* x, int64_t m, float* out,
                       int64_t rows, cudaStream_t stream) {
   if (cfg.split_k < 1 || cfg.split_k > 1024)
@@ -617,22 +619,14 @@ void launch_wide_hilo(const Config& cfg, const HiLoView& w, const __nv_bfloat16*
     return;
   }
   const bool wide_tok = cfg.n_tiles > 16;
-  auto go = [&](auto terms, auto wgs) {
-    using C128 = WideHiLoCfg<128, decltype(terms)::value, 4, decltype(wgs)::value>;
-    using C256 = WideHiLoCfg<256, decltype(terms)::value, 4, decltype(wgs)::value>;
+  auto go = [&](auto terms) {
+    using C128 = WideHiLoCfg<128, decltype(terms)::value, 4, 2>;
+    using C256 = WideHiLoCfg<256, decltype(terms)::value, 4, 2>;
     if (wide_tok) launch_hilo<C256, C128, C256>(cfg, w, x, m, out, rows, stream);
     else launch_hilo<C128, C128, C256>(cfg, w, x, m, out, rows, stream);
   };
-  using T2 = std::integral_constant<int, 2>;
-  using T3 = std::integral_constant<int, 3>;
-  using W1 = std::integral_constant<int, 1>;
-  if (w.wide_wg == 1) {
-    if (w.lo2 != nullptr) go(T3{}, W1{});
-    else go(T2{}, W1{});
-  } else {
-    if (w.lo2 != nullptr) go(T3{}, T2{});
-    else go(T2{}, T2{});
-  }
+  if (w.lo2 != nullptr) go(std::integral_constant<int, 3>{});
+  else go(std::integral_constant<int, 2>{});
 }
 
 }  // namespace solgemm::kernels
