@@ -441,12 +441,13 @@ int main(int argc, char** argv) {
                   solgemm::to_string(chosen), lstr(plan_l).c_str(),
                   plan_us, best.c_str(), lstr(cls.l).c_str(), cls.us, cublas_us, vendor_us, fastest);
       if (failed) std::printf("<!-- %d layouts gave wrong output -->\n", failed);
-      if (sh.hilo && m > 32) {  // the wide family's hi + lo source (wgmma): K splits, checked against the plan layout
+      if (sh.hilo && m > 8) {  // the wide family's hi + lo source (wgmma): K splits, checked against the plan layout
         std::string row;
         std::vector<int> splits = {8, 16, 32, 64};
         if (const char* e = std::getenv("TUNE_WIDE_SPLITS")) splits = int_list(e);  // (profiling one launch)
         for (int split : splits) {
-          solgemm::Config c = solgemm::layout_config(split, 4, 1, static_cast<int>(k_groups / split), m <= 128 ? 16 : 32);
+          const int wide_nt = solgemm::select_plan({sh.rows, sh.k, storage}, m, solgemm::Kernel::wide).cfg.n_tiles;
+          solgemm::Config c = solgemm::layout_config(split, 4, 1, static_cast<int>(k_groups / split), wide_nt);
           auto wide = [&] { solgemm::kernels::launch_wide_hilo(c, hv, x, m, static_cast<float*>(out), sh.rows, tm.s); };
           if (!candidate(row, fmt::format("split {}", split), wide, ref32, 1e-5)) continue;
           if (trace) {  // TUNE_TRACE: where the time goes (bench_util.cuh timeline; slots: wide.cu hilo_stamp)

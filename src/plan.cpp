@@ -178,8 +178,9 @@ Plan plan_wide_hilo(const Shape& s, int64_t m) {
   while (2 * split * row_blocks <= 128 && 2 * split <= k_groups) split *= 2;
   Plan p;
   p.kernel = Kernel::wide;
-  p.cfg = layout_config(split, 4, 1, static_cast<int>((k_groups + split - 1) / split), m <= 128 ? 16 : 32);
-  p.why = "hi + lo into wgmma: 64 rows x 128 / 256 tokens per CTA, K split, reduced through the workspace";
+  const int n_tiles = m <= 32 ? 4 : m <= 64 ? 8 : m <= 128 ? 16 : 32;  // 32 / 64 / 128 / 256-token CTAs
+  p.cfg = layout_config(split, 4, 1, static_cast<int>((k_groups + split - 1) / split), n_tiles);
+  p.why = "hi + lo into wgmma: 64 rows x 32 / 64 / 128 / 256 tokens per CTA, K split, reduced through the workspace";
   return p;
 }
 

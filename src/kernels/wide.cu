@@ -608,7 +608,8 @@ WideWsNeed wide_hilo_ws_need(const Config& cfg, int64_t, int64_t rows) {
   return {static_cast<size_t>(row_blocks * cfg.split_k * 64 * 8 * cfg.n_tiles), static_cast<size_t>(row_blocks * 2)};
 }
 
-// (tokens per CTA, terms, stages, warpgroups) = (128 or 256, 2 or 3, 4, 2): 128-token CTAs for m <= 128, 256 above.
+// (tokens per CTA, terms, stages, warpgroups) = (32 / 64 / 128 / 256 as the config's n_tiles, 2 or 3, 4, 1 below 128
+// tokens and 2 from there).
 void launch_wide_hilo(const Config& cfg, const HiLoView& w, const __nv_bfloat16* x, int64_t m, float* out,
                       int64_t rows, cudaStream_t stream) {
   if (cfg.split_k < 1 || cfg.split_k > 1024)
@@ -618,12 +619,18 @@ void launch_wide_hilo(const Config& cfg, const HiLoView& w, const __nv_bfloat16*
     launch_router(p.cfg, w, x, m, out, rows, stream);
     return;
   }
-  const bool wide_tok = cfg.n_tiles > 16;
+  // The CTA's token width: the config's n_tiles (8 tokens each) rounded up to 32, 64, 128 or 256.
+  const int tok = cfg.n_tiles <= 4 ? 32 : cfg.n_tiles <= 8 ? 64 : cfg.n_tiles <= 16 ? 128 : 256;
   auto go = [&](auto terms) {
-    using C128 = WideHiLoCfg<128, decltype(terms)::value, 4, 2>;
-    using C256 = WideHiLoCfg<256, decltype(terms)::value, 4, 2>;
-    if (wide_tok) launch_hilo<C256, C128, C256>(cfg, w, x, m, out, rows, stream);
-    else launch_hilo<C128, C128, C256>(cfg, w, x, m, out, rows, stream);
+    constexpr int kT = decltype(terms)::value;
+    using C32 = WideHiLoCfg<32, kT, 4, 1>;
+    using C64 = WideHiLoCfg<64, kT, 4, 1>;
+    using C128 = WideHiLoCfg<128, kT, 4, 2>;
+    using C256 = WideHiLoCfg<256, kT, 4, 2>;
+    if (tok == 32) launch_hilo<C32, C128, C256>(cfg, w, x, m, out, rows, stream);
+    else if (tok == 64) launch_hilo<C64, C128, C256>(cfg, w, x, m, out, rows, stream);
+    else if (tok == 128) launch_hilo<C128, C128, C256>(cfg, w, x, m, out, rows, stream);
+    else launch_hilo<C256, C128, C256>(cfg, w, x, m, out, rows, stream);
   };
   if (w.lo2 != nullptr) go(std::integral_constant<int, 3>{});
   else go(std::integral_constant<int, 2>{});
