@@ -282,7 +282,7 @@ Kernel kernel_from_string(const std::string& name) {
 // weight byte is re-read from L2 once per token chunk, by fewer CTAs); past kRouterFamilyMaxM the rest takes
 // the vendor family's two BF16 tensor-core GEMMs (hi, lo), except the shapes of kHiLoWide (the wide family's hi +
 // lo source). Rows of one call are batch invariant inside one range (m <= 32, or one kHiLoVerify entry), not
-// across them, unless the layouts share the K order (the 256 x 8192 layouts up to 64 tokens: 8 splits x 4 k warps
+// across them, unless the layouts share the K order (the 256 x 8192 layouts up to 32 tokens: 8 splits x 4 k warps
 // x 4 groups, only the row tiles per CTA differ).
 constexpr int64_t kRouterFamilyMaxM = 32;
 struct HiLoVerify {
@@ -291,9 +291,9 @@ struct HiLoVerify {
   int n_tiles;
   const char* why;
 };
-// Measured with bench/tune_plan (docs/results/tuning/; cuBLAS hi + lo = the vendor path in the same run). Up to 64
+// Measured with bench/tune_plan (docs/results/tuning/; cuBLAS hi + lo = the vendor path in the same run). Up to 32
 // tokens every layout sums K in one order (8 splits x 4 k warps x 4 groups, as the m <= 8 layout): rows are batch
-// invariant over 1..64 tokens (and, on the wide family, over 65..256).
+// invariant over 1..32 tokens (and, on the wide family, over 33..256).
 constexpr HiLoVerify kHiLoVerify[] = {
     {256, 8192, 9, 16, {8, 2, 4, 4}, 2,
      "router 9 <= m <= 16: 2 row tiles x 4 k warps, K/8 per CTA, 64 CTAs as clusters of 8 (tune_plan: 5.92 us at "
@@ -301,9 +301,6 @@ constexpr HiLoVerify kHiLoVerify[] = {
     {256, 8192, 17, 32, {8, 1, 4, 4}, 4,
      "router 17 <= m <= 32: 1 row tile x 4 k warps, K/8 per CTA, 128 CTAs as clusters of 8, each warp's first group "
      "at entry (tune_plan: 6.9-7.0 us at m = 32 against 7.1 for 2 row tiles per CTA; cuBLAS hi + lo 14.9)"},
-    {256, 8192, 33, 64, {8, 2, 4, 4}, 4,
-     "router 33 <= m <= 64: 2 row tiles x 4 k warps, K/8 per CTA, 32-token chunks, 64 CTAs per chunk as clusters of 8 "
-     "(tune_plan: 8.3 us at m = 64 against 8.6 for 3 row tiles x 2 k warps x 8 groups; cuBLAS hi + lo 15.4)"},
 };
 // Verify batches of these shapes go to the wide family's hi + lo source (plan_wide_hilo; tune_plan).
 struct HiLoWide {
@@ -311,9 +308,9 @@ struct HiLoWide {
   const char* why;
 };
 constexpr HiLoWide kHiLoWide[] = {
-    {256, 8192, 65, 256, "router 65 <= m <= 256: 4 row blocks x 32 K slices, 128 CTAs, one cooperative launch (tune_plan: "
-                         "10.2 / 14.2 us at m = 128 / 256 against 11.0 / 17.8 for the router family's best layouts; 9.3 / 13.4 with "
-                         "perf-notes step 57's barrier)"},
+    {256, 8192, 33, 256, "router 33 <= m <= 256: 4 row blocks x 32 K slices, 128 CTAs, one cooperative launch (tune_plan, "
+                         "perf-notes steps 97-99: 7.6 / 8.8 / 11.2 us at m = 48 / 128 / 256; the router family's layouts 8.0 / 11.0 / "
+                         "17.8; at m <= 32 the router family stays ahead, 7.0 against 7.2 at m = 32)"},
 };
 
 // Where the skinny family beats cuBLAS by a clear margin (bench, docs/results/dev/: 2026-11-29_h200_s4-lean-loop_bench.log,

@@ -41,10 +41,10 @@ TEST(Plan, CoversEveryLayerAtEveryM) {
           EXPECT_TRUE(p.cfg.n_tiles == 1 || p.cfg.n_tiles == 2 || p.cfg.n_tiles == 4 || p.cfg.n_tiles == 8);
           break;
         case solgemm::Kernel::wide:
-          EXPECT_GT(m, 64);
-          if (l.storage == solgemm::Storage::hilo) {  // the hi + lo source: 64-row CTAs, 128 or 256 tokens
+          EXPECT_GT(m, l.storage == solgemm::Storage::hilo ? 32 : 64);
+          if (l.storage == solgemm::Storage::hilo) {  // the hi + lo source: 64-row CTAs, 64, 128 or 256 tokens
             EXPECT_EQ(p.cfg.rt_cta, 4);
-            EXPECT_EQ(8 * p.cfg.n_tiles, m <= 128 ? 128 : 256);
+            EXPECT_EQ(8 * p.cfg.n_tiles, m <= 64 ? 64 : m <= 128 ? 128 : 256);
             EXPECT_LE(p.cfg.split_k * p.cfg.gpw, (l.k + 63) / 64 + p.cfg.split_k - 1);
           } else {
             EXPECT_TRUE(l.storage == solgemm::Storage::packed12 || l.storage == solgemm::Storage::packed16);
@@ -115,8 +115,7 @@ TEST(Plan, RouterRanges) {
     int64_t lo, hi;
     int cs, rt_cta, wk, gpw, max_tiles;
   };
-  const Range ranges[] = {{7, 8, 8, 1, 4, 4, 1}, {9, 16, 8, 2, 4, 4, 2}, {17, 32, 8, 1, 4, 4, 4},
-                          {33, 64, 8, 2, 4, 4, 4}};
+  const Range ranges[] = {{7, 8, 8, 1, 4, 4, 1}, {9, 16, 8, 2, 4, 4, 2}, {17, 32, 8, 1, 4, 4, 4}};
   // 1..6 tokens: the simt family (FP32 weights as they are, no split K), one layout
   for (int64_t m = 1; m <= 6; ++m) {
     const auto p = solgemm::select_plan(router, m);
@@ -137,9 +136,9 @@ TEST(Plan, RouterRanges) {
       EXPECT_LE(p.cfg.n_tiles, r.max_tiles);
       EXPECT_GE(8 * p.cfg.n_tiles, std::min<int64_t>(m, 8 * r.max_tiles));  // one chunk when it fits
     }
-  // 65..256: the wide family's hi + lo source, one split for the whole range (its K order does not follow m).
-  const auto pw = solgemm::select_plan(router, 65);
-  for (int64_t m = 65; m <= 256; ++m) {
+  // 33..256: the wide family's hi + lo source, one split for the whole range (its K order does not follow m).
+  const auto pw = solgemm::select_plan(router, 33);
+  for (int64_t m = 33; m <= 256; ++m) {
     const auto p = solgemm::select_plan(router, m);
     SCOPED_TRACE(testing::Message() << "m=" << m << " plan=" << p.str());
     ASSERT_EQ(p.kernel, solgemm::Kernel::wide);
