@@ -109,7 +109,15 @@ struct Timer {
       unsigned long long t0 = ~0ull;
       for (int c = 0; c < ctas; ++c)
         if (h[c * 8]) t0 = std::min(t0, h[c * 8]);
-      for (int c = 0; c < ctas; ++c) cluster |= h[c * 8 + 7] == 3;
+      for (int c = 0; c < ctas; ++c) cluster |= (h[c * 8 + 7] & 0xFF) == 3;
+      // TIMELINE_DUMP=1: every CTA of the first launch (its SM where the kernel stamps it: skinny_family.cuh
+      // stamp_sm), us after the earliest entry: entry, main loop done, output written.
+      if (r == 0 && std::getenv("TIMELINE_DUMP")) {
+        auto us = [&](int c, int i) { return h[c * 8 + i] >= t0 && h[c * 8 + i] > 2 ? (h[c * 8 + i] - t0) * 1e-3 : -1.0; };
+        for (int c = 0; c < ctas; ++c)
+          std::printf("cta %-28s %5d sm %4lld entry %6.2f loop %6.2f out %6.2f\n", label, c,
+                      static_cast<long long>(h[c * 8 + 7] >> 16) - 1, us(c, 0), us(c, 3), us(c, 6));
+      }
       for (int i = 1; i < 7; ++i) {
         std::vector<double> v;
         for (int c = 0; c < ctas; ++c)

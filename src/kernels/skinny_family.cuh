@@ -210,6 +210,17 @@ __device__ __forceinline__ void stamp(unsigned long long* trace, int i, unsigned
   if (v == 0) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(v));
   trace[(static_cast<size_t>(blockIdx.y) * gridDim.x + blockIdx.x) * 8 + i] = v;
 }
+// Slot 7's flags (above) in its low byte; at entry the CTA's SM (%smid + 1) goes to bits 16.. (bench_util.cuh's
+// timeline dump, TIMELINE_DUMP=1).
+__device__ __forceinline__ void stamp_sm(unsigned long long* trace) {
+  unsigned smid;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+  stamp(trace, 7, static_cast<unsigned long long>(smid + 1) << 16);
+}
+__device__ __forceinline__ void stamp_flag(unsigned long long* trace, unsigned long long f) {
+  unsigned long long& w = trace[(static_cast<size_t>(blockIdx.y) * gridDim.x + blockIdx.x) * 8 + 7];
+  w = (w & ~0xFFull) | f;
+}
 // Bench ring trace (diag & kRingTrace, with a trace buffer): per CTA and ring iteration i < 64, %globaltimer at
 // kind 0 the producer's copies of stage i issued, 1 warp 0 past stage i's full barrier, 2 the last compute warp
 // past it, 3 the producer allowed to refill for i (its empty wait returned); after the 8-per-CTA timeline
@@ -423,7 +434,10 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   // compute warp) at bars + 8 s and bars + 8 (S + s).
   const uint32_t bars = smem_u32(smem) + static_cast<uint32_t>(a.bar_off);
   const int ring_off = a.bar_off + kBarBytes;
-  if (trace && threadIdx.x == 0) stamp(trace, 0);
+  if (trace && threadIdx.x == 0) {
+    stamp(trace, 0);
+    stamp_sm(trace);
+  }
   // Ring mode with a.direct0: a warp's first group comes by plain loads issued before anything else, the ring
   // carries the rest: one-term policies load it into registers, multi-term ones (hi + lo: registers would
   // spill) copy it with cp.async into a slot after the ring, waited for with x. (Direct mode, stages == 0, loads
@@ -908,7 +922,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
       }
       if (trace && threadIdx.x == 0) {
         stamp(trace, 6);
-        stamp(trace, 7, 3ull);
+        stamp_flag(trace, 3ull);
       }
       return;
     }
@@ -942,7 +956,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
     }
     if (trace && threadIdx.x == 0) {
       stamp(trace, 6);
-      stamp(trace, 7, 3ull);
+      stamp_flag(trace, 3ull);
     }
     cl.sync();
     return;
@@ -1001,7 +1015,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
       const bool last_in = split_barrier_arrive_wait(c, static_cast<unsigned>(a.cs));
       if (trace) {
         stamp(trace, 5);
-        stamp(trace, 7, last_in ? 1ull : 2ull);
+        stamp_flag(trace, last_in ? 1ull : 2ull);
       }
     }
     __syncthreads();
@@ -1019,7 +1033,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
     last = prev == static_cast<unsigned>(a.cs - 1);
     if (trace) {
       stamp(trace, 5);
-      stamp(trace, 7, last ? 1ull : 2ull);
+      stamp_flag(trace, last ? 1ull : 2ull);
     }
   }
   if (!__syncthreads_or(last)) return;
