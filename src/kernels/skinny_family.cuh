@@ -1150,14 +1150,8 @@ void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr) {
   const bool xr = kXrOk && xmap != nullptr;
   const CUtensorMap xm = xr ? *xmap : CUtensorMap{};
   const int warps = a.rt_cta * a.wk;
-  // The 2-CTA variant with a grid of more than two CTAs per SM: a smaller ring, so that the whole grid is resident
-  // at once (3 or 4 CTAs per SM; perf-notes step 100) instead of running a second wave.
-  const dim3 g0 = grid_of(a, NT);
-  const int64_t per_sm = MINB == 1 ? 1
-                                   : std::min<int64_t>(4, std::max<int64_t>(2, (static_cast<int64_t>(g0.x) * g0.y +
-                                                                               sm_count() - 1) / sm_count()));
   const size_t r0 = xr ? partial_bytes<NT>(a) : region0_bytes<NT>(a), sb = stage_bytes<Src>(a),
-               budget = smem_budget(static_cast<int>(per_sm));
+               budget = smem_budget(MINB);
   // kXR: per stage, every k warp's x box (8 NT tokens x 128 bytes), after the weight ring (+ 1 KB to align it).
   const size_t sbx = xr ? static_cast<size_t>(a.wk) * NT * 1024 : 0, xpad = xr ? 1024 : 0;
   // Every warp's first group by plain loads at entry, the ring carries the rest (perf-notes steps 49, 50, 55; which
