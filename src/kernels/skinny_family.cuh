@@ -1150,8 +1150,8 @@ void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr) {
   const bool xr = kXrOk && xmap != nullptr;
   const CUtensorMap xm = xr ? *xmap : CUtensorMap{};
   const int warps = a.rt_cta * a.wk;
-  const size_t r0 = xr ? partial_bytes<NT>(a) : region0_bytes<NT>(a), sb = stage_bytes<Src>(a),
-               budget = smem_budget(MINB);
+  const size_t r0 = xr ? partial_bytes<NT>(a) : region0_bytes<NT>(a), sb = stage_bytes<Src>(a);
+  size_t budget = smem_budget(MINB);
   // kXR: per stage, every k warp's x box (8 NT tokens x 128 bytes), after the weight ring (+ 1 KB to align it).
   const size_t sbx = xr ? static_cast<size_t>(a.wk) * NT * 1024 : 0, xpad = xr ? 1024 : 0;
   // Every warp's first group by plain loads at entry, the ring carries the rest (perf-notes steps 49, 50, 55; which
@@ -1161,6 +1161,18 @@ void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr) {
   const int cap = std::min(kMaxStages, a.max_stages < kMaxStages ? a.max_stages : xr ? kXRingStages : kMaxStages);
   const int want = std::max(1, std::min(std::min(a.gpw, a.k_groups) - a.direct0, cap));
   const size_t fixed_b = r0 + kBarBytes + pre + xpad;
+  // The 2-CTA variant with a grid of more than two CTAs per SM: a ring small enough for 3 or 4 CTAs per SM (the
+  // whole grid resident at once instead of a second wave; perf-notes step 100), where the layout fits that (at least
+  // two stages); else the 2-per-SM budget as before.
+  if (MINB == 2) {
+    const dim3 g0 = grid_of(a, NT);
+    const int64_t ctas = static_cast<int64_t>(g0.x) * g0.y, sms = sm_count();
+    const int per_sm = static_cast<int>(std::min<int64_t>(4, (ctas + sms - 1) / sms));
+    if (per_sm > 2) {
+      const size_t small = smem_budget(per_sm);
+      if (fixed_b + 2 * (sb + sbx) <= small) budget = small;
+    }
+  }
   const int fit = fixed_b + sb + sbx <= budget ? static_cast<int>((budget - fixed_b) / (sb + sbx)) : 0;
   a.stages = a.gpw == 1 ? 0 : std::min(want, fit);  // one group per warp: direct loads, no ring (lower latency)
   a.bar_off = static_cast<int>(r0);
