@@ -278,10 +278,10 @@ void launch(const Config& cfg, const PackedView& w, const __nv_bfloat16* x, int6
 
 // ---- The hi + lo source (FP32 router weights as BF16 hi + lo (+ lo2), FP32 out; the router's verify batches) ----
 //
-// Idea: the router's terms through wgmma with the weights as register A. CTA = 64 rows x kTok tokens (128 or 256;
-// one launch per kTok-token chunk) x K / split, as two warpgroups that each take half of the tokens (both decode the
-// same groups: one warpgroup per SM left the loop and the tail latency-bound, 0.4-0.6 us slower at m = 192 / 256;
-// perf-notes step 98). Each stage holds the x tile (one TMA tensor
+// Idea: the router's terms through wgmma with the weights as register A. CTA = 64 rows x kTok tokens (32, 64, 128
+// or 256; one launch per kTok-token chunk) x K / split; from 128 tokens as two warpgroups that each take half of the
+// tokens (both decode the same groups: one warpgroup per SM left the loop and the tail latency-bound, 0.4-0.6 us
+// slower at m = 192 / 256; perf-notes step 98). Each stage holds the x tile (one TMA tensor
 // copy, 128B-swizzled, tokens >= m and k >= K zero-filled by the copy engine) and, per warp, one 16-bit group of
 // every term (one bulk copy each); one thread issues a stage and an mbarrier counts its bytes, so issuing costs a
 // few instructions (a first version copied with cp.async from every thread: ~300 dependent instructions per group
@@ -332,7 +332,7 @@ __device__ __forceinline__ void hilo_stamp(unsigned long long* trace, int i) {
 }
 
 // The split-K reduction of the hi + lo kernel. Every CTA stores its partial to the workspace straight from the
-// accumulators in fragment order (float4 e = 128 j + t holds acc[4j .. 4j + 3] of thread t: every store and load a
+// accumulators in fragment order (float4 e = kThreads j + t holds acc[4j .. 4j + 3] of thread t: every store and load a
 // whole float4; staging it in shared memory for one bulk copy was slower: the copy's completion wait, perf-notes
 // step 56; reducing pairs or quads of K slices first through distributed shared memory was slower too: step 97);
 // the `split` CTAs of a row block meet at a barrier (a 64-bit arrival counter per row block in the workspace that
@@ -350,8 +350,7 @@ __device__ __forceinline__ void hilo_reduce(const float (&acc)[C::kAcc], uint8_t
   unsigned long long* const arrive = reinterpret_cast<unsigned long long*>(w.split.cnt) + row_block;
   if (tid == 0) target = split_barrier_target(arrive, static_cast<unsigned>(split));
   constexpr int kV = 64 * C::kTok / 4;  // float4s of a partial
-  const int parts = split;
-  float4* const ws = reinterpret_cast<float4*>(w.split.ws) + row_block * parts * kV;
+  float4* const ws = reinterpret_cast<float4*>(w.split.ws) + row_block * split * kV;
   float4* const mine = ws + sidx * kV;
 #pragma unroll
   for (int j = 0; j < C::kAcc / 4; ++j)
@@ -366,7 +365,7 @@ __device__ __forceinline__ void hilo_reduce(const float (&acc)[C::kAcc], uint8_t
   // This CTA's share: float4s [b, b + n) of the tile. Each float4's partials go in chunks of up to 16 (item j =
   // float4 b + j % n, chunk j / n: its loads all in flight, two items per pass), each chunk summed in order, then the
   // chunks in order (through shared memory when there is more than one).
-  const int b = kV * sidx / split, n = kV * (sidx + 1) / split - b, chunks = (parts + 15) / 16;
+  const int b = kV * sidx / split, n = kV * (sidx + 1) / split - b, chunks = (split + 15) / 16;
   float4* const hs = reinterpret_cast<float4*>(smem);  // [chunks][n] chunk sums
   // float4 e -> thread t = e % kThreads (warpgroup t / 128, row warp, g, t4), n8 block j = e / kThreads: rows
   // 16 warp + g (+ 8), tokens kN wg + 8 j + 2 t4 (+ 1).
@@ -386,7 +385,7 @@ __device__ __forceinline__ void hilo_reduce(const float (&acc)[C::kAcc], uint8_t
     const int c = j / n;
     e = b + j - c * n;
     s_begin = 16 * c;
-    s_end = min(parts, s_begin + 16);
+    s_end = min(split, s_begin + 16);
 #pragma unroll
     for (int q = 0; q < 16; ++q)
       if (s_begin + q < s_end) v[q] = __ldcg(ws + (s_begin + q) * kV + e);
