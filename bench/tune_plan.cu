@@ -445,8 +445,8 @@ int main(int argc, char** argv) {
         std::string row;
         std::vector<int> splits = {8, 16, 32, 64};
         if (const char* e = std::getenv("TUNE_WIDE_SPLITS")) splits = int_list(e);  // (profiling one launch)
+        const int wide_nt = solgemm::select_plan({sh.rows, sh.k, storage}, m, solgemm::Kernel::wide).cfg.n_tiles;
         for (int split : splits) {
-          const int wide_nt = solgemm::select_plan({sh.rows, sh.k, storage}, m, solgemm::Kernel::wide).cfg.n_tiles;
           solgemm::Config c = solgemm::layout_config(split, 4, 1, static_cast<int>(k_groups / split), wide_nt);
           auto wide = [&] { solgemm::kernels::launch_wide_hilo(c, hv, x, m, static_cast<float*>(out), sh.rows, tm.s); };
           if (!candidate(row, fmt::format("split {}", split), wide, ref32, 1e-5)) continue;

@@ -1164,9 +1164,9 @@ void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr) {
   // The 2-CTA variant with a grid of more than two CTAs per SM: a ring small enough for 3 or 4 CTAs per SM (the
   // whole grid resident at once instead of a second wave; perf-notes step 100), where the layout fits that (at least
   // two stages); else the 2-per-SM budget as before.
+  const dim3 grid = grid_of(a, NT);
   if (MINB == 2) {
-    const dim3 g0 = grid_of(a, NT);
-    const int64_t ctas = static_cast<int64_t>(g0.x) * g0.y, sms = sm_count();
+    const int64_t ctas = static_cast<int64_t>(grid.x) * grid.y, sms = sm_count();
     const int per_sm = static_cast<int>(std::min<int64_t>(4, (ctas + sms - 1) / sms));
     if (per_sm > 2) {
       const size_t small = smem_budget(per_sm);
@@ -1188,7 +1188,6 @@ void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr) {
   if (need.floats > a.ws_cap || need.counters > a.cnt_cap)
     throw Error(fmt::format("solgemm: skinny launch: split-K workspace too small ({} floats, {} counters needed; {}, "
                             "{} allocated: PrepareOptions::max_m?)", need.floats, need.counters, a.ws_cap, a.cnt_cap));
-  const dim3 grid = grid_of(a, NT);
   const unsigned threads = static_cast<unsigned>((warps + 1) * 32);
   if constexpr (kXrOk) {
     if (xr) {  // (no split K: no cluster, no workspace)
