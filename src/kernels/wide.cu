@@ -196,7 +196,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
     wgmma_wait0();
   }
   cp_async_wait<0>();
-  __syncthreads();  // the ring is dead from here: its space holds the FP32 partials
+  __syncthreads();  // the ring is dead from here: its space holds the reduction's chunk sums
 
   // Accumulator fragment: n8 block i, reg 4i + q -> row g + 8 (q >> 1), token 8i + 2t + (q & 1).
   const int g = lane >> 2, t = lane & 3;
@@ -340,15 +340,6 @@ __device__ __forceinline__ void hilo_stamp(unsigned long long* trace, int i) {
 // round trip through a last arrival: step 57; every CTA is resident (a cooperative launch), so the wait cannot
 // deadlock), and CTA s finishes float4s [kV s / split, kV (s + 1) / split) of the tile, each summed over the
 // partials in order (one fixed association for every m: bitwise deterministic and batch invariant).
-// Where accumulator register 4 i + q of thread t lies (wgmma.cuh's m64nNk16 fragment; warpgroup t / 128 holds
-// tokens [kN wg, kN (wg + 1))): its row within the CTA's 64 and its token within the chunk.
-template <class C>
-__device__ __forceinline__ void acc_pos(int t, int i, int q, int& row, int& tok) {
-  const int lane = t & 31;
-  row = 16 * ((t >> 5) % C::kWarps) + (lane >> 2) + 8 * (q >> 1);
-  tok = (t >> 7) * C::kN + 8 * i + 2 * (lane & 3) + (q & 1);
-}
-
 template <class C>
 __device__ __forceinline__ void hilo_reduce(const float (&acc)[C::kAcc], uint8_t* smem, const HiLoView& w,
                                             float* __restrict__ out, int64_t m, int64_t rows, int split, int sidx,
@@ -376,14 +367,17 @@ __device__ __forceinline__ void hilo_reduce(const float (&acc)[C::kAcc], uint8_t
   // chunks in order (through shared memory when there is more than one).
   const int b = kV * sidx / split, n = kV * (sidx + 1) / split - b, chunks = (split + 15) / 16;
   float4* const hs = reinterpret_cast<float4*>(smem);  // [chunks][n] chunk sums
-  // float4 e: registers 4 j .. 4 j + 3 of thread e % kThreads, j = e / kThreads.
+  // float4 e -> thread t = e % kThreads (warpgroup t / 128, row warp, g, t4), n8 block j = e / kThreads: rows
+  // 16 warp + g (+ 8), tokens kN wg + 8 j + 2 t4 (+ 1).
   auto store_out = [&](int e, const float4& sum) {
+    const int t = e % C::kThreads, j = e / C::kThreads, lane = t & 31, g = lane >> 2, t4 = lane & 3;
+    const int64_t row0 = row_block * 64 + 16 * ((t >> 5) % C::kWarps) + g;
+    const int tok0 = (t >> 7) * C::kN + 8 * j + 2 * t4;
     const float vv[4] = {sum.x, sum.y, sum.z, sum.w};
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
-      int r, tok;
-      acc_pos<C>(e % C::kThreads, e / C::kThreads, q, r, tok);
-      const int64_t row = row_block * 64 + r;
+      const int64_t row = row0 + 8 * (q >> 1);
+      const int tok = tok0 + (q & 1);
       if (row < rows && tok < m) out[tok * rows + row] = vv[q];
     }
   };
@@ -517,14 +511,14 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   __syncthreads();  // the ring is dead from here: its space holds the reduction's chunk sums
   if (trace && tid == 0) hilo_stamp(trace, 3);
 
+  // Accumulator fragment: n8 block i, reg 4i + q -> row 16 warp + g + 8 (q >> 1), token 8i + 2t + (q & 1).
+  const int g = lane >> 2, t4 = lane & 3;
   if (split == 1) {
 #pragma unroll
     for (int i = 0; i < C::kN / 8; ++i)
 #pragma unroll
       for (int q = 0; q < 4; ++q) {
-        int r, tok;
-        acc_pos<C>(tid, i, q, r, tok);
-        const int64_t row = row_block * 64 + r;
+        const int64_t row = (row_tile0 + rwarp) * 16 + g + 8 * (q >> 1), tok = wg * C::kN + 8 * i + 2 * t4 + (q & 1);
         if (row < rows && tok < m) out[tok * rows + row] = acc[4 * i + q];
       }
     return;
