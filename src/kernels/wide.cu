@@ -196,7 +196,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
     wgmma_wait0();
   }
   cp_async_wait<0>();
-  __syncthreads();  // the ring is dead from here: its space holds the reduction's chunk sums
+  __syncthreads();  // the ring is dead from here: its space holds the FP32 partials
 
   // Accumulator fragment: n8 block i, reg 4i + q -> row g + 8 (q >> 1), token 8i + 2t + (q & 1).
   const int g = lane >> 2, t = lane & 3;
