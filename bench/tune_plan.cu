@@ -16,7 +16,8 @@
 // BF16 shapes also get one "stream" row per m: the stream family (raw BF16 weights by TMA into wgmma) at its plan
 // split and a few others, with cuBLAS and the vendor family timed in the same pass (TUNE_STREAM_ONLY=1 skips the
 // skinny sweep; TUNE_STREAM_SPLITS picks the splits; TUNE_TRACE=1 adds per-CTA timelines). The router's wide hi + lo
-// rows: TUNE_WIDE_SPLITS picks the splits, TUNE_WIDE_ONLY=1 skips the router family's sweep.
+// rows: TUNE_WIDE_SPLITS picks the splits, TUNE_WIDE_ONLY=1 skips the router family's sweep. TUNE_LAYOUTS lists the
+// layouts to screen instead of every valid one (env_layouts).
 //
 // Output: markdown on stdout, one table per shape (committed under docs/results/tuning/).
 // Usage: tune_plan [screen reps=15] [final reps=60] [m list, e.g. 1,8,16] [shape name]
@@ -45,8 +46,34 @@ using namespace bench;  // NOLINT: the shared timing and data helpers
 
 struct Layout {
   int cs, rt, wk, gpw;
+  bool nc = false;  // (TUNE_LAYOUTS "/nc": split K through the workspace, never a cluster)
 };
-std::string lstr(const Layout& l) { return fmt::format("cs{}/rt{}/wk{}/g{}", l.cs, l.rt, l.wk, l.gpw); }
+std::string lstr(const Layout& l) {
+  return fmt::format("cs{}/rt{}/wk{}/g{}{}", l.cs, l.rt, l.wk, l.gpw, l.nc ? "/nc" : "");
+}
+// TUNE_LAYOUTS="cs11/rt6/wk2/g6,cs8/rt6/wk2/g8/nc,...": these layouts instead of the enumerated ones (they may cover
+// more than K's groups: the last k slices then hold fewer; "/nc": no cluster).
+std::vector<Layout> env_layouts() {
+  std::vector<Layout> v;
+  const char* e = std::getenv("TUNE_LAYOUTS");
+  if (e == nullptr) return v;
+  std::string s = e;
+  size_t p = 0;
+  while (p < s.size()) {
+    size_t q = s.find(',', p);
+    if (q == std::string::npos) q = s.size();
+    const std::string t = s.substr(p, q - p);
+    Layout l{};
+    if (std::sscanf(t.c_str(), "cs%d/rt%d/wk%d/g%d", &l.cs, &l.rt, &l.wk, &l.gpw) != 4) {
+      std::fprintf(stderr, "tune_plan: TUNE_LAYOUTS: '%s' is not csA/rtB/wkC/gD[/nc]\n", t.c_str());
+      std::exit(2);
+    }
+    l.nc = t.size() >= 3 && t.compare(t.size() - 3, 3, "/nc") == 0;
+    v.push_back(l);
+    p = q + 1;
+  }
+  return v;
+}
 // The K-order class (see the header comment).
 std::string kclass(const Layout& l) {
   if (l.cs == 1 || l.wk == 1) return fmt::format("seq {}x{}", l.cs * l.wk, l.gpw);
@@ -350,10 +377,15 @@ int main(int argc, char** argv) {
       const int max_warps = sh.hilo ? (nt == 8 ? 8 : 16) : (nt == 4 ? 18 : 31);
       auto run = [&](const Layout& l) {
         const solgemm::Config c = solgemm::layout_config(l.cs, l.rt, l.wk, l.gpw, nt);
-        if (sh.hilo)
-          solgemm::kernels::launch_router(c, hv, x, m, static_cast<float*>(out), sh.rows, tm.s);
-        else
-          solgemm::kernels::launch_skinny(c, pv, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
+        if (sh.hilo) {
+          solgemm::kernels::HiLoView v = hv;
+          v.no_cluster = l.nc;
+          solgemm::kernels::launch_router(c, v, x, m, static_cast<float*>(out), sh.rows, tm.s);
+        } else {
+          solgemm::kernels::PackedView v = pv;
+          v.no_cluster = l.nc;
+          solgemm::kernels::launch_skinny(c, v, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
+        }
       };
       // The reference output: cuBLAS (BF16), or the plan's layout (router; covered by the GPU tests).
       const size_t n_out = static_cast<size_t>(m) * sh.rows;
@@ -375,8 +407,10 @@ int main(int argc, char** argv) {
       int failed = 0;
       // (TUNE_WIDE_ONLY=1: no screening of the router family's layouts, for the wide hi + lo rows)
       const bool wide_only = sh.hilo && std::getenv("TUNE_WIDE_ONLY") != nullptr;
-      for (const Layout& l : wide_only ? std::vector<Layout>{}
-                                       : layouts(comp_tiles, k_groups, max_warps, tm.sms, (m + 8 * nt - 1) / (8 * nt))) {
+      const std::vector<Layout> given = env_layouts();
+      for (const Layout& l : wide_only        ? std::vector<Layout>{}
+                             : !given.empty() ? given
+                                              : layouts(comp_tiles, k_groups, max_warps, tm.sms, (m + 8 * nt - 1) / (8 * nt))) {
         CK(cudaMemset(out, 0xFF, n_out * 4));
         try {
           run(l);
@@ -406,7 +440,7 @@ int main(int argc, char** argv) {
       std::sort(res.begin(), res.end(), [](const Result& a, const Result& b) { return a.us < b.us; });
       // Final pass: the best 4, the plan's layout and the best of its class, cuBLAS and the vendor family.
       tm.reps = final_reps;
-      std::vector<Result> top(res.begin(), res.begin() + std::min<size_t>(4, res.size()));
+      std::vector<Result> top(res.begin(), res.begin() + std::min<size_t>(given.empty() ? 4 : 12, res.size()));
       for (Result& r : top) r.us = tm.time([&] { run(r.l); }) - fixed;
       std::sort(top.begin(), top.end(), [](const Result& a, const Result& b) { return a.us < b.us; });
       const float plan_us = tm.time([&] { run(plan_l); }) - fixed;
