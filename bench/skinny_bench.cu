@@ -26,6 +26,7 @@
 // times every layout of the list on a group-major copy of the groups with one bulk copy per k warp and stage, on the
 // library's loop (perf-notes step 89), beside the library's kernel, with timelines (and ring traces with SKINNY_RING);
 // SKINNY_XRING=1 times the plan's and the no-split layouts with x through the ring and x staged (perf-notes step 96).
+// SKINNY_CANDS lists the layouts to time (and, at m = 1, trace) instead of each shape's list (env_cands).
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <fmt/format.h>
@@ -155,11 +156,35 @@ void run_router(const solgemm::Config& c, const solgemm::kernels::HiLoView& v, c
 
 struct Layout {
   int cs, rt_cta, wk, gpw;
-  int stages = 0;  // ring depth cap (0: the launcher's)
+  int stages = 0;   // ring depth cap (0: the launcher's)
+  bool nc = false;  // never a cluster (split K through the workspace)
 };
 solgemm::Config cfg_of(const Layout& l, int nt) { return solgemm::layout_config(l.cs, l.rt_cta, l.wk, l.gpw, nt); }
 std::string lstr(const Layout& l) {
-  return fmt::format("cs{}/rt{}/wk{}/g{}", l.cs, l.rt_cta, l.wk, l.gpw) + (l.stages ? fmt::format("/S{}", l.stages) : "");
+  return fmt::format("cs{}/rt{}/wk{}/g{}", l.cs, l.rt_cta, l.wk, l.gpw) + (l.stages ? fmt::format("/S{}", l.stages) : "") +
+         (l.nc ? "/nc" : "");
+}
+// SKINNY_CANDS="cs11/rt6/wk2/g6,cs8/rt6/wk2/g8/nc,...": these layouts instead of a shape's list (the first one takes
+// the plan's diagnostic rows); "/nc": no cluster; a layout may cover more than K's groups (the last k slices hold fewer).
+std::vector<Layout> env_cands() {
+  std::vector<Layout> v;
+  const char* e = std::getenv("SKINNY_CANDS");
+  if (e == nullptr) return v;
+  const std::string s = e;
+  for (size_t p = 0; p < s.size();) {
+    size_t q = s.find(',', p);
+    if (q == std::string::npos) q = s.size();
+    const std::string t = s.substr(p, q - p);
+    Layout l{};
+    if (std::sscanf(t.c_str(), "cs%d/rt%d/wk%d/g%d", &l.cs, &l.rt_cta, &l.wk, &l.gpw) != 4) {
+      std::fprintf(stderr, "skinny_bench: SKINNY_CANDS: '%s' is not csA/rtB/wkC/gD[/nc]\n", t.c_str());
+      std::exit(2);
+    }
+    l.nc = t.size() >= 3 && t.compare(t.size() - 3, 3, "/nc") == 0;
+    v.push_back(l);
+    p = q + 1;
+  }
+  return v;
 }
 
 struct Shape {
@@ -205,7 +230,7 @@ int main(int argc, char** argv) {
 
   // First layout of each list = the plan's; "noexc" = the plan's layout with the exception tables emptied
   // (wrong results where exceptions are; measures what the exception path costs).
-  const std::vector<Shape> shapes = {
+  std::vector<Shape> shapes = {
       // the plan's at m <= 8 (192 CTAs, two per SM) and at 9..16; cs8/rt9/wk1/g16 at <= 6 stages: two CTAs per SM,
       // so the grid fits as clusters of 8
       {"qkv_gate", 2304, 8192, 2304, {{8, 6, 2, 8}, {8, 9, 2, 8}, {8, 9, 1, 16, 6}}},
@@ -220,6 +245,8 @@ int main(int argc, char** argv) {
       // 8-warp CTAs, two per SM, clusters of 2 / 4 (the router's structure)
       {"unpool_1024", 8192, 4096, 1024, {{4, 2, 8, 2}, {2, 1, 16, 2}, {2, 2, 8, 2}, {4, 1, 8, 2}}},
   };
+  if (const std::vector<Layout> given = env_cands(); !given.empty())
+    for (Shape& sh : shapes) sh.cands = given;
   // m values: argv[3] = comma list (default 1,8,16,32,33,64).
   std::vector<int> ms = {1, 8, 16, 32, 33, 64};
   if (argc > 3) ms = int_list(argv[3]);
@@ -374,6 +401,7 @@ int main(int argc, char** argv) {
         const solgemm::Config c = cfg_of(l, nt);
         solgemm::kernels::PackedView vl = v;
         vl.max_stages = l.stages;
+        vl.no_cluster = l.nc;
         CK(cudaMemset(out, 0xFF, static_cast<size_t>(m) * sh.rows * 2));
         try {
           run_skinny(c, vl, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
