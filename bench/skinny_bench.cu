@@ -158,11 +158,12 @@ struct Layout {
   int cs, rt_cta, wk, gpw;
   int stages = 0;   // ring depth cap (0: the launcher's)
   bool nc = false;  // never a cluster (split K through the workspace)
+  bool lt = false;  // ("/lt": that split-K tail summed by each tile's last arrival, not shared)
 };
 solgemm::Config cfg_of(const Layout& l, int nt) { return solgemm::layout_config(l.cs, l.rt_cta, l.wk, l.gpw, nt); }
 std::string lstr(const Layout& l) {
   return fmt::format("cs{}/rt{}/wk{}/g{}", l.cs, l.rt_cta, l.wk, l.gpw) + (l.stages ? fmt::format("/S{}", l.stages) : "") +
-         (l.nc ? "/nc" : "");
+         (l.nc ? "/nc" : "") + (l.lt ? "/lt" : "");
 }
 // SKINNY_CANDS="cs11/rt6/wk2/g6,cs8/rt6/wk2/g8/nc,...": these layouts instead of a shape's list (the first one takes
 // the plan's diagnostic rows); "/nc": no cluster; a layout may cover more than K's groups (the last k slices hold fewer).
@@ -177,10 +178,11 @@ std::vector<Layout> env_cands() {
     const std::string t = s.substr(p, q - p);
     Layout l{};
     if (std::sscanf(t.c_str(), "cs%d/rt%d/wk%d/g%d", &l.cs, &l.rt_cta, &l.wk, &l.gpw) != 4) {
-      std::fprintf(stderr, "skinny_bench: SKINNY_CANDS: '%s' is not csA/rtB/wkC/gD[/nc]\n", t.c_str());
+      std::fprintf(stderr, "skinny_bench: SKINNY_CANDS: '%s' is not csA/rtB/wkC/gD[/nc][/lt]\n", t.c_str());
       std::exit(2);
     }
-    l.nc = t.size() >= 3 && t.compare(t.size() - 3, 3, "/nc") == 0;
+    l.nc = t.find("/nc") != std::string::npos;
+    l.lt = t.find("/lt") != std::string::npos;
     v.push_back(l);
     p = q + 1;
   }
@@ -402,6 +404,7 @@ int main(int argc, char** argv) {
         solgemm::kernels::PackedView vl = v;
         vl.max_stages = l.stages;
         vl.no_cluster = l.nc;
+        if (l.lt) vl.split.cnt64 = nullptr;
         CK(cudaMemset(out, 0xFF, static_cast<size_t>(m) * sh.rows * 2));
         try {
           run_skinny(c, vl, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);

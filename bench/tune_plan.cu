@@ -47,9 +47,10 @@ using namespace bench;  // NOLINT: the shared timing and data helpers
 struct Layout {
   int cs, rt, wk, gpw;
   bool nc = false;  // (TUNE_LAYOUTS "/nc": split K through the workspace, never a cluster)
+  bool lt = false;  // ("/lt": that split-K tail summed by each tile's last arrival, not shared)
 };
 std::string lstr(const Layout& l) {
-  return fmt::format("cs{}/rt{}/wk{}/g{}{}", l.cs, l.rt, l.wk, l.gpw, l.nc ? "/nc" : "");
+  return fmt::format("cs{}/rt{}/wk{}/g{}{}{}", l.cs, l.rt, l.wk, l.gpw, l.nc ? "/nc" : "", l.lt ? "/lt" : "");
 }
 // TUNE_LAYOUTS="cs11/rt6/wk2/g6,cs8/rt6/wk2/g8/nc,...": these layouts instead of the enumerated ones (they may cover
 // more than K's groups: the last k slices then hold fewer; "/nc": no cluster).
@@ -65,10 +66,11 @@ std::vector<Layout> env_layouts() {
     const std::string t = s.substr(p, q - p);
     Layout l{};
     if (std::sscanf(t.c_str(), "cs%d/rt%d/wk%d/g%d", &l.cs, &l.rt, &l.wk, &l.gpw) != 4) {
-      std::fprintf(stderr, "tune_plan: TUNE_LAYOUTS: '%s' is not csA/rtB/wkC/gD[/nc]\n", t.c_str());
+      std::fprintf(stderr, "tune_plan: TUNE_LAYOUTS: '%s' is not csA/rtB/wkC/gD[/nc][/lt]\n", t.c_str());
       std::exit(2);
     }
-    l.nc = t.size() >= 3 && t.compare(t.size() - 3, 3, "/nc") == 0;
+    l.nc = t.find("/nc") != std::string::npos;
+    l.lt = t.find("/lt") != std::string::npos;
     v.push_back(l);
     p = q + 1;
   }
@@ -384,6 +386,7 @@ int main(int argc, char** argv) {
         } else {
           solgemm::kernels::PackedView v = pv;
           v.no_cluster = l.nc;
+          if (l.lt) v.split.cnt64 = nullptr;
           solgemm::kernels::launch_skinny(c, v, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
         }
       };
