@@ -243,6 +243,9 @@ constexpr int kBareConsumers = 1 << 24;
 // Bench (with kBareConsumers; one-term sources, CTAs whose every warp has all the CTA's groups, others take the usual
 // loop): the producer's loop as the stream study's (no ballot, no per-lane group count, no stamps), perf-notes step 93.
 constexpr int kBareProducer = 1 << 25;
+// Bench (kDiagnostics): the exception tables are read as usual but no group is patched (wrong results where entries
+// fall): what the patch path itself costs, against the tables emptied (perf-notes step 103).
+constexpr int kNoPatch = 1 << 26;
 __device__ __forceinline__ void ring_stamp(unsigned long long* trace, int diag, int i, int kind) {
   if (trace && (diag & kRingTrace) && i < 64) {
     unsigned long long v;
@@ -723,7 +726,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
     const int xsw = ((lane >> 3) ^ (lane & 7)) * 16;
     auto group = [&](int i, uint4 (&b)[Src::kLoads], uint32_t xr, auto&& mid) {
       const int g = g_begin + i, blk = (g >> 2) - (g_begin >> 2);
-      const bool exc = Src::kExc && ((wx.blk_has >> blk) & 1u);  // warp-uniform; almost always false
+      const bool exc = Src::kExc && ((wx.blk_has >> blk) & 1u) && !(diag & kNoPatch);  // warp-uniform; almost always false
       const int xs = kXR ? xsw : xs_stride;
       if (!(diag & 1)) half_step<Src, NT, 0, kXR>(a, b, exc, wx, g, g_begin, blk, lane, xr, xs, acc, diag);
       mid();
