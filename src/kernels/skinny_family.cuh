@@ -303,89 +303,37 @@ __device__ __forceinline__ void ldmatrix_x4(uint32_t addr, uint32_t& r0, uint32_
                : "r"(addr));
 }
 
-// The exceptions of one warp (Args, the warp's offsets and entries): `blk_has` bit j = block b_lo + j has any.
-// Up to 32 entries are loaded one per lane (`e`, block index `bi` of lane's entry) and, before the main loop, handed
-// to the lanes whose registers they patch (route_exc): each lane then holds at most one pending patch (`pend`), and
-// the warp the position of the next one (`nxt`), so a patch is a compare and a register update where the entry
-// falls (perf-notes step 103: the per-half ballot and shuffle loop cost 0.5-0.9 us per kernel). Two entries for one
-// lane (rare): the entries stay in their lanes and each half of a flagged block looks for its own (patch_regs); more
-// than 32: read per group from global memory (patch_half). Both are marked by nxt = -1.
-constexpr uint32_t kNoPatch32 = 0xFFFFFFFFu;
+// The exceptions of one warp (Args, the warp's offsets and entries): `blk_has` bit j = block b_lo + j has any;
+// at most 32 entries are held one per lane (`e`, block index `bi` of lane's entry), more are read per group from
+// global memory (slow path).
 struct WarpExc {
   int off_lane = 0;   // lane j <= nb: offset of block b_lo + j
-  int e_total = 0;    // entries of the warp's blocks (> 32: the slow path)
+  int e_total = 0;    // entries of the warp's blocks
   int bi = 0;         // block (relative to b_lo) of this lane's entry
   unsigned blk_has = 0;
   uint32_t e = 0;     // this lane's entry (e_total <= 32)
-  // this lane's pending patch: (2 i + half group) << 20 | (step & 1) * 4 + reg << 17 | half << 16 | coded bits,
-  // i = the group's index in the warp's run; kNoPatch32: none
-  uint32_t pend = kNoPatch32;
-  int nxt = static_cast<int>(kNoPatch32 >> 20);  // the warp's next patch position (2 i + half group); 4095: none;
-                                                 // -1: patch_regs / patch_half
 };
 
-// Hand each of the warp's entries (e_total <= 32, loaded) to the lane whose A registers hold its weight; entries of
-// groups outside the warp's run [g_begin, g_begin + n) are dropped. Two entries for one lane: nxt = -1.
-__device__ __forceinline__ void route_exc(const Args& a, WarpExc& x, int g_begin, int n, int lane) {
-  uint32_t pk = kNoPatch32;
-  int owner = -1;
-  if (lane < x.e_total) {
-    const decode::ExcSlot sl = decode::exc_slot(x.e);
-    const int gi = ((g_begin >> 2) + x.bi) * 4 + sl.group_in_block - g_begin;
-    if (gi >= 0 && gi < n) {
-      pk = (static_cast<uint32_t>(2 * gi + (sl.step >> 1)) << 20) |
-           (static_cast<uint32_t>((sl.step & 1) * 4 + sl.reg) << 17) | (static_cast<uint32_t>(sl.half) << 16) |
-           decode::coded_exc_bits(x.e & 0xFFFFu, a.exc_scale);
-      owner = sl.lane;
-    }
-  }
-  bool clash = false;
-  for (int k = 0; k < x.e_total; ++k) {
-    const uint32_t v = __shfl_sync(0xFFFFFFFFu, pk, k);
-    const int ow = __shfl_sync(0xFFFFFFFFu, owner, k);
-    if (lane == ow) {
-      clash = clash || x.pend != kNoPatch32;
-      x.pend = v;
-    }
-  }
-  x.nxt = __any_sync(0xFFFFFFFFu, clash) ? -1 : static_cast<int>(__reduce_min_sync(0xFFFFFFFFu, x.pend) >> 20);
-}
-
-// The pending patches at position `pos` (= x.nxt, warp-uniform): the owning lanes update their register, then the
-// warp finds its next position.
+// Patch the exceptions of group g (the warp's `blk`-th block) that fall in half HS: the rare path, taken only
+// when the group's block has entries (warp-uniform).
 template <int HS>
-__device__ __forceinline__ void patch_pending(WarpExc& x, int pos, uint32_t (&r)[1][2][4]) {
-  if (static_cast<int>(x.pend >> 20) == pos) {
-    const int sel = static_cast<int>((x.pend >> 17) & 7u), h = static_cast<int>((x.pend >> 16) & 1u);
-#pragma unroll
-    for (int s = 0; s < 2; ++s)
-#pragma unroll
-      for (int j = 0; j < 4; ++j)
-        if (s * 4 + j == sel) r[0][s][j] = decode::patch_half(r[0][s][j], h, x.pend & 0xFFFFu);
-    x.pend = kNoPatch32;
-  }
-  x.nxt = static_cast<int>(__reduce_min_sync(0xFFFFFFFFu, x.pend) >> 20);
-}
-
-// Patch the exceptions of group g that fall in half HS from the entries held one per lane (a warp with two entries for
-// one lane), taken only when the group's block has entries (warp-uniform).
-template <int HS>
-__device__ __forceinline__ void patch_regs(const Args& a, const WarpExc& x, int g, int g_begin, int lane,
-                                           uint32_t (&r)[1][2][4]) {
-  const int my_grp = ((g_begin >> 2) + x.bi) * 4 + static_cast<int>((x.e >> 16) & 255) / 64;
-  unsigned emask = __ballot_sync(0xFFFFFFFFu, lane < x.e_total && my_grp == g);
-  while (emask) {
-    const int src = __ffs(emask) - 1;
-    emask &= emask - 1;
-    apply_exc<HS>(__shfl_sync(0xFFFFFFFFu, x.e, src), lane, a.exc_scale, r);
-  }
-}
-
-// Patch the exceptions of group g (the warp's `blk`-th block) that fall in half HS from global memory: the slow path
-// (more than 32 entries in the warp's blocks), taken only when the group's block has entries (warp-uniform).
-template <int HS>
-__device__ __forceinline__ void patch_half(const Args& a, const WarpExc& x, int g, int blk, int lane,
+__device__ __forceinline__ void patch_half(const Args& a, const WarpExc& x, int g, int g_begin, int blk, int lane,
                                         uint32_t (&r)[1][2][4]) {
+  if (x.e_total <= 32) {
+    // (the empty asm keeps every use of the entry inside this rare branch: hoisted out of the main loop, the
+    // group index below made the first group wait for the entry's load, perf-notes step 38)
+    uint32_t e = x.e;
+    asm volatile("" : "+r"(e));
+    const int my_grp = ((g_begin >> 2) + x.bi) * 4 + static_cast<int>((e >> 16) & 255) / 64;
+    unsigned emask = __ballot_sync(0xFFFFFFFFu, lane < x.e_total && my_grp == g);
+    while (emask) {
+      const int src = __ffs(emask) - 1;
+      emask &= emask - 1;
+      apply_exc<HS>(__shfl_sync(0xFFFFFFFFu, e, src), lane, a.exc_scale, r);
+    }
+    return;
+  }
+  // many exceptions in this warp's blocks: scan the group's block from global memory
   const int lo = __shfl_sync(0xFFFFFFFFu, x.off_lane, blk), hi = __shfl_sync(0xFFFFFFFFu, x.off_lane, blk + 1);
   for (int q0 = lo; q0 < hi; q0 += 32) {
     const uint32_t e = q0 + lane < hi ? __ldg(a.exc + q0 + lane) : 0u;
@@ -405,7 +353,7 @@ __device__ __forceinline__ void patch_half(const Args& a, const WarpExc& x, int 
 // swizzle: 16-byte chunk c of row r at chunk c ^ (r & 7); xrow = this lane's row, xs_stride = its chunk offset
 // ((lane >> 3) ^ (lane & 7)) 16 for half 0, ^ 64 for half 1).
 template <class Src, int NT, int HS, bool kSwz = false>
-__device__ __forceinline__ void half_step(const Args& a, const uint4 (&b)[Src::kLoads], bool exc, WarpExc& wx,
+__device__ __forceinline__ void half_step(const Args& a, const uint4 (&b)[Src::kLoads], bool exc, const WarpExc& wx,
                                           int g, int g_begin, int blk, int lane, uint32_t xrow, int xs_stride,
                                           float (&acc)[Src::kTerms][NT][4], int diag) {
   constexpr int T = Src::kTerms;
@@ -423,14 +371,7 @@ __device__ __forceinline__ void half_step(const Args& a, const uint4 (&b)[Src::k
     Src::template decode<HS>(b, a, r);
   }
   if constexpr (Src::kExc) {
-    if (exc) {  // (the group's block has entries: rare, warp-uniform)
-      if (2 * (g - g_begin) + HS == wx.nxt)
-        patch_pending<HS>(wx, wx.nxt, r);
-      else if (wx.nxt < 0 && wx.e_total > 32)
-        patch_half<HS>(a, wx, g, blk, lane, r);
-      else if (wx.nxt < 0)
-        patch_regs<HS>(a, wx, g, g_begin, lane, r);
-    }
+    if (exc) patch_half<HS>(a, wx, g, g_begin, blk, lane, r);
   }
 #pragma unroll
   for (int nt = 0; nt < NT; ++nt) {
@@ -761,8 +702,6 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
       for (int j = 1; j < nb; ++j)
         if (__shfl_sync(0xFFFFFFFFu, wx.off_lane, j) <= q) wx.bi = j;
       if (wx.e_total <= 32 && lane < wx.e_total) wx.e = __ldg(a.exc + q);
-      if (wx.e_total > 32) wx.nxt = -1;
-      if (wx.e_total > 0 && wx.e_total <= 32 && !(diag & kNoPatch)) route_exc(a, wx, g_begin, n, lane);
     }
   }
 
