@@ -28,7 +28,6 @@
 // library's loop (perf-notes step 89), beside the library's kernel, with timelines (and ring traces with SKINNY_RING);
 // SKINNY_XRING=1 times the plan's and the no-split layouts with x through the ring and x staged (perf-notes step 96).
 // SKINNY_CANDS lists the layouts to time (and, at m = 1, trace) instead of each shape's list (env_cands).
-// SKINNY_EXC_INLINE=0: the views without the inline exception table (the kernels take the offsets path).
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <fmt/format.h>
@@ -305,14 +304,7 @@ int main(int argc, char** argv) {
     CK(cudaMalloc(&d_zero, pk.exc_off.size() * 4 + 4));
     CK(cudaMemset(d_zero, 0, pk.exc_off.size() * 4 + 4));
     CK(cudaMemcpy(d_exc, pk.exc.data(), pk.exc.size() * 4, cudaMemcpyHostToDevice));
-    // the inline exception table (format::Packed::exc_in; SKINNY_EXC_INLINE=0: the offsets path only)
-    uint32_t* d_in = nullptr;
-    const char* inl_env = std::getenv("SKINNY_EXC_INLINE");
-    if (!pk.exc_in.empty() && !(inl_env && std::string(inl_env) == "0")) {
-      CK(cudaMalloc(&d_in, pk.exc_in.size() * 4));
-      CK(cudaMemcpy(d_in, pk.exc_in.data(), pk.exc_in.size() * 4, cudaMemcpyHostToDevice));
-    }
-    solgemm::kernels::PackedView v = packed_view(pk, d_data, d_off, d_exc, d_in);
+    solgemm::kernels::PackedView v = packed_view(pk, d_data, d_off, d_exc);
     v.split = split;
     if (std::getenv("SKINNY_NCU")) {
       // For a profiler (ncu --kernel-name regex:skinny_kernel): the plan layout at the first m of the list, once

@@ -315,8 +315,7 @@ int main(int argc, char** argv) {
       const solgemm::format::Packed pk = solgemm::format::encode_bf16(hw.data(), sh.n, sh.k);
       pv = packed_view(pk, static_cast<const uint8_t*>(upload(pk.data.data(), pk.data.size())),
                        static_cast<const uint32_t*>(upload(pk.exc_off.data(), pk.exc_off.size() * 4)),
-                       static_cast<const uint32_t*>(upload(pk.exc.data(), pk.exc.size() * 4)),
-                       static_cast<const uint32_t*>(upload(pk.exc_in.data(), pk.exc_in.size() * 4)));
+                       static_cast<const uint32_t*>(upload(pk.exc.data(), pk.exc.size() * 4)));
       pv.split = split;
       k_groups = pk.k_groups;
       table = solgemm::kernels::tune_vendor(blas, dw, sh.n, sh.k, tm.s, "");

@@ -208,12 +208,6 @@ bool encode12(const uint16_t* w, int64_t n, int64_t k, int base, int64_t expecte
     p.exc[i] = static_cast<uint32_t>(exc[i]);
   }
   for (int64_t b = 0; b < blocks; ++b) p.exc_off[b + 1] += p.exc_off[b];
-  p.exc_in.assign(static_cast<size_t>(blocks) * 2, kExcNone);
-  for (int64_t b = 0; b < blocks; ++b) {
-    const uint32_t cnt = p.exc_off[b + 1] - p.exc_off[b];
-    for (uint32_t j = 0; j < std::min<uint32_t>(cnt, 2); ++j) p.exc_in[2 * b + j] = p.exc[p.exc_off[b] + j];
-    if (cnt > 2) p.exc_in[2 * b + 1] = kExcOverflow;
-  }
   out = std::move(p);
   return true;
 }
@@ -306,7 +300,7 @@ std::vector<uint16_t> decode_bf16(const Packed& p) {
     }
   }
   if (!b12) {
-    if (!p.exc.empty() || !p.exc_off.empty() || !p.exc_in.empty())
+    if (!p.exc.empty() || !p.exc_off.empty())
       throw Error("solgemm::format::decode_bf16: 16-bit layout with exception tables");
     return out;
   }
@@ -314,17 +308,6 @@ std::vector<uint16_t> decode_bf16(const Packed& p) {
   if (p.exc_off.size() != static_cast<size_t>(blocks) + 1 || p.exc_off[0] != 0 ||
       p.exc_off.back() != p.exc.size())
     throw Error("solgemm::format::decode_bf16: exception offsets do not match the block count or the table");
-  if (p.exc_in.size() != static_cast<size_t>(blocks) * 2)
-    throw Error("solgemm::format::decode_bf16: the inline exception table does not have two slots per block");
-  for (int64_t b = 0; b < blocks; ++b) {
-    const uint32_t cnt = p.exc_off[b + 1] - p.exc_off[b];
-    for (uint32_t j = 0; j < 2; ++j) {
-      const uint32_t want = j < cnt ? (j == 1 && cnt > 2 ? kExcOverflow : p.exc[p.exc_off[b] + j]) : kExcNone;
-      if (p.exc_in[2 * b + j] != want)
-        throw Error(fmt::format("solgemm::format::decode_bf16: inline exception slot {} of block {} does not match "
-                                "the block's entries", j, b));
-    }
-  }
   const uint16_t placeholder = static_cast<uint16_t>((kPadCoded & 0x807F) | (p.base + 15) << 7);
   for (int64_t b = 0; b < blocks; ++b) {
     const int64_t rt = b / p.k_blocks, kb = b % p.k_blocks;
@@ -351,7 +334,7 @@ std::vector<uint16_t> decode_bf16(const Packed& p) {
 
 double Packed::bits_per_weight() const {
   const double bytes = static_cast<double>(data.size()) + 4.0 * static_cast<double>(exc_off.size()) +
-                       4.0 * static_cast<double>(exc.size()) + 4.0 * static_cast<double>(exc_in.size());
+                       4.0 * static_cast<double>(exc.size());
   return 8.0 * bytes / (static_cast<double>(n) * static_cast<double>(k));
 }
 

@@ -66,9 +66,6 @@ constexpr Pos frag_pos(int lane, int step, int reg, int half) {
   return {(lane >> 2) + 8 * (reg & 1), 16 * step + 2 * (lane & 3) + 8 * (reg >> 1) + half};
 }
 
-// The inline exception table (Packed::exc_in): empty slot, and the second slot's mark of a block with more than two.
-inline constexpr uint32_t kExcNone = 0xFFFFFFFFu, kExcOverflow = 0xFFFFFFFEu;
-
 struct Packed {
   Code code = Code::bits16;
   int64_t n = 0, k = 0;              // logical shape
@@ -77,8 +74,6 @@ struct Packed {
   std::vector<uint8_t> data;         // groups, row tile major (kBytes12 or kBytes16 each)
   std::vector<uint32_t> exc_off;     // row_tiles * k_blocks + 1 offsets (12-bit code only)
   std::vector<uint32_t> exc;         // exception entries
-  std::vector<uint32_t> exc_in;      // 2 per block: its first two entries (kExcNone padding; kExcOverflow in the second
-                                     // slot when it has more), so a kernel reads them without the offsets first
   int64_t exceptions() const { return static_cast<int64_t>(exc.size()); }
   // Every byte the kernels read for the weights, side tables included, per weight of the logical matrix.
   double bits_per_weight() const;

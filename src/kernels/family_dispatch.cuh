@@ -71,7 +71,6 @@ void skinny_dispatch(const Config& cfg, const PackedView& w, const __nv_bfloat16
   a.w0 = w.data;
   a.exc_off = w.exc_off;
   a.exc = w.exc;
-  a.exc_in = reinterpret_cast<const uint2*>(w.exc_in);
   a.base_add = decode::base_add(w.base);
   a.k_blocks = static_cast<int>(w.k_blocks);
   apply_bench_knobs<kBench>(a, w);

@@ -130,7 +130,6 @@ struct PackedView {
   const uint8_t* data = nullptr;     // groups
   const uint32_t* exc_off = nullptr; // row_tiles * k_blocks + 1
   const uint32_t* exc = nullptr;
-  const uint32_t* exc_in = nullptr;  // row_tiles * k_blocks * 2 (format::Packed::exc_in); null: the offsets path only
   bool bits12 = true;
   int base = 112;
   int64_t n = 0, k = 0, row_tiles = 0, k_groups = 0, k_blocks = 0;
@@ -147,12 +146,11 @@ struct PackedView {
 // The view of a host-encoded matrix (format::encode_bf16) whose groups and exception tables were copied to the device
 // (the bench's and the tests' launches of the family itself; the library builds its views from its own metadata).
 inline PackedView packed_view(const format::Packed& pk, const uint8_t* data, const uint32_t* exc_off,
-                              const uint32_t* exc, const uint32_t* exc_in = nullptr) {
+                              const uint32_t* exc) {
   PackedView v;
   v.data = data;
   v.exc_off = exc_off;
   v.exc = exc;
-  v.exc_in = exc_in;
   v.bits12 = pk.code == format::Code::bits12;
   v.base = pk.base;
   v.n = pk.n;

@@ -42,7 +42,6 @@
 #include "decode.cuh"
 #include "decode.hpp"
 #include "split_barrier.cuh"
-#include "solgemm/format.hpp"
 #include "solgemm/solgemm.hpp"
 
 namespace solgemm::kernels::family {
@@ -61,7 +60,6 @@ struct Args {
   const uint8_t* w2 = nullptr;       // lo2 (router, exact)
   const uint32_t* exc_off = nullptr;
   const uint32_t* exc = nullptr;
-  const uint2* exc_in = nullptr;     // per exception block its first two entries (format::exc_inline); null: none
   uint32_t base_add = 0;             // (base << 7) * 0x10001 (Dec12, true domain: bench diag & 16384 only)
   uint32_t dec_or = 0;               // Dec12 coded domain (decode.hpp): coded_or(A), A = base rounded up to 16
   float exc_scale = 1.f;             // 2^d, d = A - base: an exception's true bits -> coded bits
@@ -305,77 +303,37 @@ __device__ __forceinline__ void ldmatrix_x4(uint32_t addr, uint32_t& r0, uint32_
                : "r"(addr));
 }
 
-// The exceptions of one warp: `blk_has` bit j = block b_lo + j has any. Fast path (Args::exc_in): each lane j < nb
-// loads block b_lo + j's first two entries at entry (no dependent load: they land with the first group), and before
-// the main loop every entry is handed to the lane whose registers it patches (route_entry): each lane holds at most
-// one pending patch (`pend`), the warp the position of the next one (`nxt`), so a patch is a compare and a register
-// update where the entry falls (perf-notes steps 103-105). A block with more than two entries, two entries for one
-// lane, or no inline table: the offsets path (nxt = -1): the entries loaded one per lane after the offsets (`e`,
-// block index `bi` of lane's entry), each half of a flagged block searching for its own (patch_regs), or more than
-// 32 read per group from global memory (patch_half).
-constexpr uint32_t kNoPatch32 = 0xFFFFFFFFu;
+// The exceptions of one warp (Args, the warp's offsets and entries): `blk_has` bit j = block b_lo + j has any;
+// at most 32 entries are held one per lane (`e`, block index `bi` of lane's entry), more are read per group from
+// global memory (slow path).
 struct WarpExc {
   int off_lane = 0;   // lane j <= nb: offset of block b_lo + j
-  int e_total = 0;    // entries of the warp's blocks (> 32: the slow path)
+  int e_total = 0;    // entries of the warp's blocks
   int bi = 0;         // block (relative to b_lo) of this lane's entry
   unsigned blk_has = 0;
   uint32_t e = 0;     // this lane's entry (e_total <= 32)
-  // this lane's pending patch: (2 i + half group) << 20 | (step & 1) * 4 + reg << 17 | half << 16 | coded bits,
-  // i = the group's index in the warp's run; kNoPatch32: none
-  uint32_t pend = kNoPatch32;
-  int nxt = static_cast<int>(kNoPatch32 >> 20);  // the warp's next patch position (2 i + half group); 4095: none;
-                                                 // -1: patch_regs / patch_half
 };
 
-// Hand one entry (warp-uniform: `e` of the warp's block j, relative to b_lo) to the lane whose A registers hold its
-// weight, as that lane's pending patch; an entry of a group outside the warp's run [g_begin, g_begin + n) is dropped,
-// a second one for the same lane sets `clash`.
-__device__ __forceinline__ void route_entry(const Args& a, WarpExc& x, uint32_t e, int j, int g_begin, int n, int lane,
-                                            bool& clash) {
-  const decode::ExcSlot sl = decode::exc_slot(e);
-  const int gi = ((g_begin >> 2) + j) * 4 + sl.group_in_block - g_begin;
-  if (gi < 0 || gi >= n || lane != sl.lane) return;
-  clash = clash || x.pend != kNoPatch32;
-  x.pend = (static_cast<uint32_t>(2 * gi + (sl.step >> 1)) << 20) |
-           (static_cast<uint32_t>((sl.step & 1) * 4 + sl.reg) << 17) | (static_cast<uint32_t>(sl.half) << 16) |
-           decode::coded_exc_bits(e & 0xFFFFu, a.exc_scale);
-}
-
-// The pending patches at position `pos` (= x.nxt, warp-uniform): the owning lanes update their register, then the
-// warp finds its next position.
+// Patch the exceptions of group g (the warp's `blk`-th block) that fall in half HS: the rare path, taken only
+// when the group's block has entries (warp-uniform).
 template <int HS>
-__device__ __forceinline__ void patch_pending(WarpExc& x, int pos, uint32_t (&r)[1][2][4]) {
-  if (static_cast<int>(x.pend >> 20) == pos) {
-    const int sel = static_cast<int>((x.pend >> 17) & 7u), h = static_cast<int>((x.pend >> 16) & 1u);
-#pragma unroll
-    for (int s = 0; s < 2; ++s)
-#pragma unroll
-      for (int j = 0; j < 4; ++j)
-        if (s * 4 + j == sel) r[0][s][j] = decode::patch_half(r[0][s][j], h, x.pend & 0xFFFFu);
-    x.pend = kNoPatch32;
-  }
-  x.nxt = static_cast<int>(__reduce_min_sync(0xFFFFFFFFu, x.pend) >> 20);
-}
-
-// Patch the exceptions of group g that fall in half HS from the entries held one per lane (a warp with two entries for
-// one lane), taken only when the group's block has entries (warp-uniform).
-template <int HS>
-__device__ __forceinline__ void patch_regs(const Args& a, const WarpExc& x, int g, int g_begin, int lane,
-                                           uint32_t (&r)[1][2][4]) {
-  const int my_grp = ((g_begin >> 2) + x.bi) * 4 + static_cast<int>((x.e >> 16) & 255) / 64;
-  unsigned emask = __ballot_sync(0xFFFFFFFFu, lane < x.e_total && my_grp == g);
-  while (emask) {
-    const int src = __ffs(emask) - 1;
-    emask &= emask - 1;
-    apply_exc<HS>(__shfl_sync(0xFFFFFFFFu, x.e, src), lane, a.exc_scale, r);
-  }
-}
-
-// Patch the exceptions of group g (the warp's `blk`-th block) that fall in half HS from global memory: the slow path
-// (more than 32 entries in the warp's blocks), taken only when the group's block has entries (warp-uniform).
-template <int HS>
-__device__ __forceinline__ void patch_half(const Args& a, const WarpExc& x, int g, int blk, int lane,
+__device__ __forceinline__ void patch_half(const Args& a, const WarpExc& x, int g, int g_begin, int blk, int lane,
                                         uint32_t (&r)[1][2][4]) {
+  if (x.e_total <= 32) {
+    // (the empty asm keeps every use of the entry inside this rare branch: hoisted out of the main loop, the
+    // group index below made the first group wait for the entry's load, perf-notes step 38)
+    uint32_t e = x.e;
+    asm volatile("" : "+r"(e));
+    const int my_grp = ((g_begin >> 2) + x.bi) * 4 + static_cast<int>((e >> 16) & 255) / 64;
+    unsigned emask = __ballot_sync(0xFFFFFFFFu, lane < x.e_total && my_grp == g);
+    while (emask) {
+      const int src = __ffs(emask) - 1;
+      emask &= emask - 1;
+      apply_exc<HS>(__shfl_sync(0xFFFFFFFFu, e, src), lane, a.exc_scale, r);
+    }
+    return;
+  }
+  // many exceptions in this warp's blocks: scan the group's block from global memory
   const int lo = __shfl_sync(0xFFFFFFFFu, x.off_lane, blk), hi = __shfl_sync(0xFFFFFFFFu, x.off_lane, blk + 1);
   for (int q0 = lo; q0 < hi; q0 += 32) {
     const uint32_t e = q0 + lane < hi ? __ldg(a.exc + q0 + lane) : 0u;
@@ -395,7 +353,7 @@ __device__ __forceinline__ void patch_half(const Args& a, const WarpExc& x, int 
 // swizzle: 16-byte chunk c of row r at chunk c ^ (r & 7); xrow = this lane's row, xs_stride = its chunk offset
 // ((lane >> 3) ^ (lane & 7)) 16 for half 0, ^ 64 for half 1).
 template <class Src, int NT, int HS, bool kSwz = false>
-__device__ __forceinline__ void half_step(const Args& a, const uint4 (&b)[Src::kLoads], bool exc, WarpExc& wx,
+__device__ __forceinline__ void half_step(const Args& a, const uint4 (&b)[Src::kLoads], bool exc, const WarpExc& wx,
                                           int g, int g_begin, int blk, int lane, uint32_t xrow, int xs_stride,
                                           float (&acc)[Src::kTerms][NT][4], int diag) {
   constexpr int T = Src::kTerms;
@@ -413,14 +371,7 @@ __device__ __forceinline__ void half_step(const Args& a, const uint4 (&b)[Src::k
     Src::template decode<HS>(b, a, r);
   }
   if constexpr (Src::kExc) {
-    if (exc) {  // (the group's block has entries: rare, warp-uniform)
-      if (2 * (g - g_begin) + HS == wx.nxt)
-        patch_pending<HS>(wx, wx.nxt, r);
-      else if (wx.nxt < 0 && wx.e_total > 32)
-        patch_half<HS>(a, wx, g, blk, lane, r);
-      else if (wx.nxt < 0)
-        patch_regs<HS>(a, wx, g, g_begin, lane, r);
-    }
+    if (exc) patch_half<HS>(a, wx, g, g_begin, blk, lane, r);
   }
 #pragma unroll
   for (int nt = 0; nt < NT; ++nt) {
@@ -528,17 +479,11 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   // (perf-notes step 21: 1.2-1.6 us at m = 32).
   WarpExc wx;
   int nb = 0;
-  uint2 inl = make_uint2(kNoPatch32, kNoPatch32);  // (fast path: lane j < nb, block b_lo + j's first two entries)
   if constexpr (Src::kExc) {
     if (n > 0) {
       const int b_lo = g_begin >> 2;
       nb = ((g_begin + n - 1) >> 2) - b_lo + 1;
-      const int64_t b0 = static_cast<int64_t>(rt) * a.k_blocks + b_lo;
-      if (a.exc_in != nullptr) {
-        if (lane < nb) inl = __ldg(a.exc_in + b0 + lane);
-      } else if (lane <= nb) {
-        wx.off_lane = __ldg(a.exc_off + b0 + lane);
-      }
+      if (lane <= nb) wx.off_lane = __ldg(a.exc_off + static_cast<int64_t>(rt) * a.k_blocks + b_lo + lane);
     }
   }
 
@@ -749,41 +694,14 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   //    step 23).
   if constexpr (Src::kExc) {
     if (n > 0) {
-      bool offsets = a.exc_in == nullptr;
-      if (!offsets) {  // fast path: route the inline entries (kExcOverflow: the block has more than two)
-        bool clash = __any_sync(0xFFFFFFFFu, lane < nb && inl.y == format::kExcOverflow);
-        if (!clash) {
-          wx.blk_has = __ballot_sync(0xFFFFFFFFu, lane < nb && inl.x != kNoPatch32);
-          for (unsigned m0 = wx.blk_has; m0; m0 &= m0 - 1) {
-            const int j = __ffs(m0) - 1;
-            route_entry(a, wx, __shfl_sync(0xFFFFFFFFu, inl.x, j), j, g_begin, n, lane, clash);
-          }
-          for (unsigned m1 = __ballot_sync(0xFFFFFFFFu, lane < nb && inl.y != kNoPatch32); m1; m1 &= m1 - 1) {
-            const int j = __ffs(m1) - 1;
-            route_entry(a, wx, __shfl_sync(0xFFFFFFFFu, inl.y, j), j, g_begin, n, lane, clash);
-          }
-          clash = __any_sync(0xFFFFFFFFu, clash);
-        }
-        if (clash) {  // (rare) the offsets path below, its offsets read now
-          offsets = true;
-          wx.pend = kNoPatch32;
-          if (lane <= nb) wx.off_lane = __ldg(a.exc_off + static_cast<int64_t>(rt) * a.k_blocks + (g_begin >> 2) + lane);
-        } else {
-          wx.nxt = static_cast<int>(__reduce_min_sync(0xFFFFFFFFu, wx.pend) >> 20);
-        }
-      }
-      if (offsets) {
-        const int e0 = __shfl_sync(0xFFFFFFFFu, wx.off_lane, 0);
-        wx.e_total = __shfl_sync(0xFFFFFFFFu, wx.off_lane, nb) - e0;
-        const int next = __shfl_down_sync(0xFFFFFFFFu, wx.off_lane, 1);
-        wx.blk_has = __ballot_sync(0xFFFFFFFFu, lane < nb && next > wx.off_lane);
-        const int q = e0 + lane;
-        for (int j = 1; j < nb; ++j)
-          if (__shfl_sync(0xFFFFFFFFu, wx.off_lane, j) <= q) wx.bi = j;
-        if (wx.e_total <= 32 && lane < wx.e_total) wx.e = __ldg(a.exc + q);
-        wx.nxt = -1;
-      }
-      if (diag & kNoPatch) wx.blk_has = 0;
+      const int e0 = __shfl_sync(0xFFFFFFFFu, wx.off_lane, 0);
+      wx.e_total = __shfl_sync(0xFFFFFFFFu, wx.off_lane, nb) - e0;
+      const int next = __shfl_down_sync(0xFFFFFFFFu, wx.off_lane, 1);
+      wx.blk_has = __ballot_sync(0xFFFFFFFFu, lane < nb && next > wx.off_lane);
+      const int q = e0 + lane;
+      for (int j = 1; j < nb; ++j)
+        if (__shfl_sync(0xFFFFFFFFu, wx.off_lane, j) <= q) wx.bi = j;
+      if (wx.e_total <= 32 && lane < wx.e_total) wx.e = __ldg(a.exc + q);
     }
   }
 
