@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -67,6 +69,37 @@ inline std::vector<int> int_list(const char* p) {
     v.push_back(std::atoi(p));
     while (*p && *p != ',') ++p;
     if (*p == ',') ++p;
+  }
+  return v;
+}
+
+// A skinny / router layout named on the command line: "csA/rtB/wkC/gD", optionally "/nc" (never a cluster: split K
+// through the workspace) and "/lt" (that tail summed by each tile's last arrival). It may cover more k groups than K
+// has (the last k slices then hold fewer).
+struct NamedLayout {
+  int cs = 1, rt = 1, wk = 1, gpw = 1;
+  bool nc = false, lt = false;
+};
+// The comma-separated layouts in environment variable `var` (empty when unset); a malformed one ends the program
+// with a message naming `who` and `var`.
+inline std::vector<NamedLayout> env_layouts(const char* var, const char* who) {
+  std::vector<NamedLayout> v;
+  const char* e = std::getenv(var);
+  if (e == nullptr) return v;
+  const std::string s = e;
+  for (size_t p = 0; p < s.size();) {
+    size_t q = s.find(',', p);
+    if (q == std::string::npos) q = s.size();
+    const std::string t = s.substr(p, q - p);
+    NamedLayout l;
+    if (std::sscanf(t.c_str(), "cs%d/rt%d/wk%d/g%d", &l.cs, &l.rt, &l.wk, &l.gpw) != 4) {
+      std::fprintf(stderr, "%s: %s: '%s' is not csA/rtB/wkC/gD[/nc][/lt]\n", who, var, t.c_str());
+      std::exit(2);
+    }
+    l.nc = t.find("/nc") != std::string::npos;
+    l.lt = t.find("/lt") != std::string::npos;
+    v.push_back(l);
+    p = q + 1;
   }
   return v;
 }

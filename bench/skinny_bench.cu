@@ -170,22 +170,11 @@ std::string lstr(const Layout& l) {
 // the plan's diagnostic rows); "/nc": no cluster; a layout may cover more than K's groups (the last k slices hold fewer).
 std::vector<Layout> env_cands() {
   std::vector<Layout> v;
-  const char* e = std::getenv("SKINNY_CANDS");
-  if (e == nullptr) return v;
-  const std::string s = e;
-  for (size_t p = 0; p < s.size();) {
-    size_t q = s.find(',', p);
-    if (q == std::string::npos) q = s.size();
-    const std::string t = s.substr(p, q - p);
-    Layout l{};
-    if (std::sscanf(t.c_str(), "cs%d/rt%d/wk%d/g%d", &l.cs, &l.rt_cta, &l.wk, &l.gpw) != 4) {
-      std::fprintf(stderr, "skinny_bench: SKINNY_CANDS: '%s' is not csA/rtB/wkC/gD[/nc][/lt]\n", t.c_str());
-      std::exit(2);
-    }
-    l.nc = t.find("/nc") != std::string::npos;
-    l.lt = t.find("/lt") != std::string::npos;
+  for (const NamedLayout& n : env_layouts("SKINNY_CANDS", "skinny_bench")) {
+    Layout l{n.cs, n.rt, n.wk, n.gpw};
+    l.nc = n.nc;
+    l.lt = n.lt;
     v.push_back(l);
-    p = q + 1;
   }
   return v;
 }

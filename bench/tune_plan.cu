@@ -17,7 +17,7 @@
 // split and a few others, with cuBLAS and the vendor family timed in the same pass (TUNE_STREAM_ONLY=1 skips the
 // skinny sweep; TUNE_STREAM_SPLITS picks the splits; TUNE_TRACE=1 adds per-CTA timelines). The router's wide hi + lo
 // rows: TUNE_WIDE_SPLITS picks the splits, TUNE_WIDE_ONLY=1 skips the router family's sweep. TUNE_LAYOUTS lists the
-// layouts to screen instead of every valid one (env_layouts).
+// layouts to screen instead of every valid one (given_layouts; bench_data.cuh env_layouts).
 //
 // Output: markdown on stdout, one table per shape (committed under docs/results/tuning/).
 // Usage: tune_plan [screen reps=15] [final reps=60] [m list, e.g. 1,8,16] [shape name]
@@ -53,27 +53,10 @@ std::string lstr(const Layout& l) {
   return fmt::format("cs{}/rt{}/wk{}/g{}{}{}", l.cs, l.rt, l.wk, l.gpw, l.nc ? "/nc" : "", l.lt ? "/lt" : "");
 }
 // TUNE_LAYOUTS="cs11/rt6/wk2/g6,cs8/rt6/wk2/g8/nc,...": these layouts instead of the enumerated ones (they may cover
-// more than K's groups: the last k slices then hold fewer; "/nc": no cluster).
-std::vector<Layout> env_layouts() {
+// more than K's groups: the last k slices then hold fewer; "/nc": no cluster, "/lt": last-arrival tail; NamedLayout).
+std::vector<Layout> given_layouts() {
   std::vector<Layout> v;
-  const char* e = std::getenv("TUNE_LAYOUTS");
-  if (e == nullptr) return v;
-  std::string s = e;
-  size_t p = 0;
-  while (p < s.size()) {
-    size_t q = s.find(',', p);
-    if (q == std::string::npos) q = s.size();
-    const std::string t = s.substr(p, q - p);
-    Layout l{};
-    if (std::sscanf(t.c_str(), "cs%d/rt%d/wk%d/g%d", &l.cs, &l.rt, &l.wk, &l.gpw) != 4) {
-      std::fprintf(stderr, "tune_plan: TUNE_LAYOUTS: '%s' is not csA/rtB/wkC/gD[/nc][/lt]\n", t.c_str());
-      std::exit(2);
-    }
-    l.nc = t.find("/nc") != std::string::npos;
-    l.lt = t.find("/lt") != std::string::npos;
-    v.push_back(l);
-    p = q + 1;
-  }
+  for (const NamedLayout& n : env_layouts("TUNE_LAYOUTS", "tune_plan")) v.push_back({n.cs, n.rt, n.wk, n.gpw, n.nc, n.lt});
   return v;
 }
 // The K-order class (see the header comment).
@@ -410,7 +393,7 @@ int main(int argc, char** argv) {
       int failed = 0;
       // (TUNE_WIDE_ONLY=1: no screening of the router family's layouts, for the wide hi + lo rows)
       const bool wide_only = sh.hilo && std::getenv("TUNE_WIDE_ONLY") != nullptr;
-      const std::vector<Layout> given = env_layouts();
+      const std::vector<Layout> given = given_layouts();
       for (const Layout& l : wide_only        ? std::vector<Layout>{}
                              : !given.empty() ? given
                                               : layouts(comp_tiles, k_groups, max_warps, tm.sms, (m + 8 * nt - 1) / (8 * nt))) {
