@@ -779,13 +779,6 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
             group(i, b, xb, [&] { Src::template lds_half<1>(slot, lane, b); });
             __syncwarp();
             if (lane == 0 && !(diag & 8192)) mbar_arrive(empty);
-          } else if constexpr (Src::kTerms == 1) {
-            // one-term sources: the whole slot read first and released before the group's math, so that a warp
-            // whose group takes longer (an exception patch) does not hold the stage's refill (perf-notes step 107)
-            Src::template lds_half<1>(slot, lane, b);
-            __syncwarp();
-            if (lane == 0 && !(diag & 8192)) mbar_arrive(empty);
-            group(i, b, xrow + static_cast<uint32_t>(i * 128), [] {});
           } else {
             group(i, b, xrow + static_cast<uint32_t>(i * 128), [&] {
               Src::template lds_half<1>(slot, lane, b);
