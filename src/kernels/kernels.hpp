@@ -31,10 +31,10 @@ struct RelaxedCapture {
 // outside the matrix. `who` names the caller in the error.
 CUtensorMap bf16_tensor_map(const void* base, int64_t inner, int64_t outer, int box_inner, int box_outer,
                             const char* who);
-// launch_util.cpp: the general form: `rank` (1..5) dimensions, innermost first (dims in elements, strides in bytes of
-// dimensions 1.., multiples of 16), BF16 or byte elements, 128B swizzle or none, zero fill outside.
-CUtensorMap tensor_map(const void* base, bool bf16, int rank, const uint64_t* dims, const uint64_t* strides,
-                       const uint32_t* box, bool swizzle128, const char* who);
+// launch_util.cpp: the general form: `rank` (1..5) dimensions of BF16, innermost first (dims in elements, strides in
+// bytes of dimensions 1.., multiples of 16), the same 128B swizzle and zero fill outside.
+CUtensorMap tensor_map(const void* base, int rank, const uint64_t* dims, const uint64_t* strides, const uint32_t* box,
+                       const char* who);
 // launch_util.cpp: raise a kernel's dynamic shared-memory limit (false on failure); CTAs of a kernel resident at
 // once on the current device (0 if the query fails). Both safe inside a stream capture (relaxed mode).
 bool set_dynamic_smem(const void* kernel, int bytes);

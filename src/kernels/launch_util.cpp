@@ -10,8 +10,8 @@
 
 namespace solgemm::kernels {
 
-CUtensorMap tensor_map(const void* base, bool bf16, int rank, const uint64_t* dims, const uint64_t* strides,
-                       const uint32_t* box, bool swizzle128, const char* who) {
+CUtensorMap tensor_map(const void* base, int rank, const uint64_t* dims, const uint64_t* strides, const uint32_t* box,
+                       const char* who) {
   using Encode = PFN_cuTensorMapEncodeTiled_v12000;
   static const Encode encode = [] {
     RelaxedCapture relaxed;
@@ -34,9 +34,8 @@ CUtensorMap tensor_map(const void* base, bool bf16, int rank, const uint64_t* di
     if (i + 1 < rank) st[i] = strides[i];
   }
   const CUresult r =
-      encode(&map, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_UINT8, static_cast<cuuint32_t>(rank),
-             const_cast<void*>(base), d, st, b, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
-             swizzle128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+      encode(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, static_cast<cuuint32_t>(rank), const_cast<void*>(base), d, st, b,
+             estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) {
     std::string shape;
@@ -51,7 +50,7 @@ CUtensorMap bf16_tensor_map(const void* base, int64_t inner, int64_t outer, int 
   const uint64_t dims[2] = {static_cast<uint64_t>(inner), static_cast<uint64_t>(outer)};
   const uint64_t strides[1] = {static_cast<uint64_t>(inner) * 2};
   const uint32_t box[2] = {static_cast<uint32_t>(box_inner), static_cast<uint32_t>(box_outer)};
-  return tensor_map(base, true, 2, dims, strides, box, true, who);
+  return tensor_map(base, 2, dims, strides, box, who);
 }
 
 bool set_dynamic_smem(const void* kernel, int bytes) {

@@ -1090,7 +1090,7 @@ inline CUtensorMap xtma_map(const Args& a, int nt) {
                             static_cast<uint64_t>(a.wk) * a.cs};
   const uint64_t strides[3] = {static_cast<uint64_t>(a.k) * 2, 128, static_cast<uint64_t>(a.gpw) * 128};
   const uint32_t box[4] = {64, static_cast<uint32_t>(8 * nt), 1, static_cast<uint32_t>(a.wk)};
-  return tensor_map(a.x, true, 4, dims, strides, box, true, "skinny: x (one box per stage)");
+  return tensor_map(a.x, 4, dims, strides, box, "skinny: x (one box per stage)");
 }
 constexpr size_t smem_budget(int minb) { return std::min<size_t>(227 * 1024, 228 * 1024 / minb - 1024); }
 
