@@ -6,7 +6,7 @@
 // every compute warp has released it (`empty` mbarrier), so the stream never waits for the math (v3; at one
 // group per warp there is no ring: direct 16-byte loads). A compute warp reads its slot (LDS.128, half a group
 // at a time), turns it into four mma.m16n8k16 A fragments in registers (weight-source policy: Dec12 = 12-bit
-// decode + exception patch, Raw16 = raw BF16, HiLo = two or three BF16 terms for the FP32 router) and
+// decode, its exceptions corrected after the loop, Raw16 = raw BF16, HiLo = two or three BF16 terms for the FP32 router) and
 // multiplies them by the tokens (B side, n8 tiles: the CTA stages its k range of x in shared memory with
 // cp.async while the weights stream, or, where that would not fit or land late, x comes through the ring with the
 // weights (kXR, TMA boxes); the B fragments by ldmatrix.x4).
@@ -243,8 +243,8 @@ constexpr int kBareConsumers = 1 << 24;
 // Bench (with kBareConsumers; one-term sources, CTAs whose every warp has all the CTA's groups, others take the usual
 // loop): the producer's loop as the stream study's (no ballot, no per-lane group count, no stamps), perf-notes step 93.
 constexpr int kBareProducer = 1 << 25;
-// Bench (kDiagnostics): the exception tables are read as usual but no group is patched (wrong results where entries
-// fall): what the patch path itself costs, against the tables emptied (perf-notes step 103).
+// Bench (kDiagnostics): the exception tables are read as usual but no correction is applied after the loop (wrong
+// results where entries fall): what exc_correct costs (perf-notes steps 103, 108).
 constexpr int kNoPatch = 1 << 26;
 __device__ __forceinline__ void ring_stamp(unsigned long long* trace, int diag, int i, int kind) {
   if (trace && (diag & kRingTrace) && i < 64) {
@@ -263,22 +263,6 @@ __device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], uint3
 
 __device__ __forceinline__ void store_out(__nv_bfloat16* o, int64_t i, float v) { o[i] = __float2bfloat16_rn(v); }
 __device__ __forceinline__ void store_out(float* o, int64_t i, float v) { o[i] = v; }
-
-// Apply one exception entry (broadcast to the warp) to the decoded registers of half HS of the group.
-// The entry holds true bits; the slot takes them in the coded domain (true * 2^d: `scale`, exact, decode.hpp).
-template <int HS>
-__device__ __forceinline__ void apply_exc(uint32_t e, int lane, float scale, uint32_t (&r)[1][2][4]) {
-  const decode::ExcSlot sl = decode::exc_slot(e);
-  if (lane == sl.lane && (sl.step >> 1) == HS) {
-    const int sel = (sl.step & 1) * 4 + sl.reg;
-    const uint32_t bits = decode::coded_exc_bits(e & 0xFFFFu, scale);
-#pragma unroll
-    for (int s = 0; s < 2; ++s)
-#pragma unroll
-      for (int j = 0; j < 4; ++j)
-        if (s * 4 + j == sel) r[0][s][j] = decode::patch_half(r[0][s][j], sl.half, bits);
-  }
-}
 
 // Shared memory: x of the CTA's k range, natural layout (8 NT tokens) x (k_cta + 8) BF16 (the 16-byte pad
 // makes the ldmatrix rows conflict-free), filled by cp.async (zero-filled past m and K); after the main loop
@@ -303,58 +287,102 @@ __device__ __forceinline__ void ldmatrix_x4(uint32_t addr, uint32_t& r0, uint32_
                : "r"(addr));
 }
 
-// The exceptions of one warp (Args, the warp's offsets and entries): `blk_has` bit j = block b_lo + j has any;
-// at most 32 entries are held one per lane (`e`, block index `bi` of lane's entry), more are read per group from
-// global memory (slow path).
+// The exceptions of one warp (Args, the warp's offsets and entries): at most 32 entries are held one per lane
+// (`e`, block index `bi` of lane's entry, relative to the warp's first block), more are read from global memory.
 struct WarpExc {
   int off_lane = 0;   // lane j <= nb: offset of block b_lo + j
   int e_total = 0;    // entries of the warp's blocks
   int bi = 0;         // block (relative to b_lo) of this lane's entry
-  unsigned blk_has = 0;
   uint32_t e = 0;     // this lane's entry (e_total <= 32)
 };
 
-// Patch the exceptions of group g (the warp's `blk`-th block) that fall in half HS: the rare path, taken only
-// when the group's block has entries (warp-uniform).
-template <int HS>
-__device__ __forceinline__ void patch_half(const Args& a, const WarpExc& x, int g, int g_begin, int blk, int lane,
-                                        uint32_t (&r)[1][2][4]) {
-  if (x.e_total <= 32) {
-    // (the empty asm keeps every use of the entry inside this rare branch: hoisted out of the main loop, the
-    // group index below made the first group wait for the entry's load, perf-notes step 38)
-    uint32_t e = x.e;
-    asm volatile("" : "+r"(e));
-    const int my_grp = ((g_begin >> 2) + x.bi) * 4 + static_cast<int>((e >> 16) & 255) / 64;
-    unsigned emask = __ballot_sync(0xFFFFFFFFu, lane < x.e_total && my_grp == g);
-    while (emask) {
-      const int src = __ffs(emask) - 1;
-      emask &= emask - 1;
-      apply_exc<HS>(__shfl_sync(0xFFFFFFFFu, e, src), lane, a.exc_scale, r);
+// Exceptions after the main loop (perf-notes step 108). An exception's slot holds the placeholder kPadCoded, which
+// decodes to p = 2^(A + 15 - 127) in the coded domain, so the loop's sum carries p x[t][k] in its place. After the
+// loop the warp whose groups hold the slot takes that term out and puts the weight's in, entry by entry in table
+// order: acc = (acc - p x) + w x (w = true bits x 2^d; both products exact in FP32: 8-bit significands). A probe
+// row (one nonzero x column) thus comes out exact, the order does not depend on m (batch invariance), and the main
+// loop carries no patch code (the in-loop patch cost 0.5-0.9 us on every 12-bit plan kernel: steps 103, 106).
+// x[t][k]: the staged x (`xs`, natural layout, stride xs_stride, columns from the CTA's first k `kc0`), or with kXR
+// from global memory (L2: x is small), the loads of kB entries in flight at once.
+template <int NT, bool kXR>
+__device__ __forceinline__ void exc_correct(const Args& a, const WarpExc& wx, int nb, int g_begin, int n, int lane,
+                                            int tok0, int kc0, const uint16_t* xs, int xs_stride,
+                                            float (&acc)[NT][4]) {
+  constexpr int kB = NT <= 2 ? 4 : (NT == 4 ? 2 : 1);
+  const uint32_t A = (a.dec_or & 0xFFu) << 1;
+  const float p = __uint_as_float((A + 15u) << 23);
+  const int b_lo = g_begin >> 2, rq = lane >> 2, cq = 2 * (lane & 3);
+  const int xrows = x_rows<NT>(a.m);
+  auto xval = [&](int t, int k) -> float {
+    if (tok0 + t >= a.m) return 0.f;  // (columns never stored)
+    uint16_t v;
+    if constexpr (kXR)
+      v = __ldg(reinterpret_cast<const unsigned short*>(a.x) + static_cast<int64_t>(tok0 + t) * a.k + k);
+    else
+      v = xs[min(t, xrows - 1) * xs_stride + (k - kc0)];
+    return __uint_as_float(static_cast<uint32_t>(v) << 16);
+  };
+  const int e0 = __shfl_sync(0xFFFFFFFFu, wx.off_lane, 0);
+  for (int q0 = 0; q0 < wx.e_total; q0 += 32) {
+    uint32_t e = wx.e;
+    int bi = wx.bi;
+    if (wx.e_total > 32) {  // (many entries: this chunk's from global memory)
+      const int q = e0 + q0 + lane;
+      e = q0 + lane < wx.e_total ? __ldg(a.exc + q) : 0u;
+      bi = 0;
+      for (int j = 1; j < nb; ++j)
+        if (__shfl_sync(0xFFFFFFFFu, wx.off_lane, j) <= q) bi = j;
     }
-    return;
-  }
-  // many exceptions in this warp's blocks: scan the group's block from global memory
-  const int lo = __shfl_sync(0xFFFFFFFFu, x.off_lane, blk), hi = __shfl_sync(0xFFFFFFFFu, x.off_lane, blk + 1);
-  for (int q0 = lo; q0 < hi; q0 += 32) {
-    const uint32_t e = q0 + lane < hi ? __ldg(a.exc + q0 + lane) : 0u;
-    unsigned mask = __ballot_sync(0xFFFFFFFFu, q0 + lane < hi && static_cast<int>((e >> 16) & 255) / 64 == (g & 3));
-    while (mask) {
-      const int src = __ffs(mask) - 1;
-      mask &= mask - 1;
-      apply_exc<HS>(__shfl_sync(0xFFFFFFFFu, e, src), lane, a.exc_scale, r);
+    const int cnt = min(32, wx.e_total - q0);
+    // entry j: its k, and whether this lane holds its row (-1: not, or another warp's group)
+    auto where = [&](int j, uint32_t& ej) {
+      ej = __shfl_sync(0xFFFFFFFFu, e, j & 31);
+      const int bj = __shfl_sync(0xFFFFFFFFu, bi, j & 31);
+      const int pos = static_cast<int>(ej >> 16), k = (b_lo + bj) * 256 + (pos & 255);
+      const bool own = j < cnt && (k >> 6) >= g_begin && (k >> 6) < g_begin + n && ((pos >> 8) & 7) == rq;
+      return own ? k : -1;
+    };
+    for (int j0 = 0; j0 < cnt; j0 += kB) {
+      float xv[kB][NT][2];  // the x values of kB entries, loaded before any is used
+#pragma unroll
+      for (int u = 0; u < kB; ++u) {
+        uint32_t ej;
+        const int k = where(j0 + u, ej);
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) xv[u][nt][h] = k >= 0 ? xval(nt * 8 + cq + h, k) : 0.f;
+      }
+#pragma unroll
+      for (int u = 0; u < kB; ++u) {
+        uint32_t ej;
+        if (where(j0 + u, ej) < 0) continue;
+        const bool hi = (ej >> 27) & 1;  // row >= 8 (row = bits 24.. of the entry)
+        const float w = __uint_as_float((ej & 0xFFFFu) << 16) * a.exc_scale;
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const float c = hi ? acc[nt][2 + h] : acc[nt][h];
+            const float r = __fmaf_rn(w, xv[u][nt][h], __fmaf_rn(-p, xv[u][nt][h], c));
+            if (hi)
+              acc[nt][2 + h] = r;
+            else
+              acc[nt][h] = r;
+          }
+      }
     }
   }
 }
 
-// Half a group (k steps 2 HS, 2 HS + 1): decode, patch the exceptions that fall in it (`exc`: the group's block
-// has some), multiply by every n tile. `diag` is 0 in the library (a compile-time constant there).
+// Half a group (k steps 2 HS, 2 HS + 1): decode, multiply by every n tile (exceptions: exc_correct after the loop).
+// `diag` is 0 in the library (a compile-time constant there).
 // x's ldmatrix rows: kSwz = false, the staged x (natural layout, xs_stride BF16 per token row; xrow = this lane's row
 // at the group's first column); kSwz = true, the group's x box in the ring (8 NT token rows of 128 bytes, 128B
 // swizzle: 16-byte chunk c of row r at chunk c ^ (r & 7); xrow = this lane's row, xs_stride = its chunk offset
 // ((lane >> 3) ^ (lane & 7)) 16 for half 0, ^ 64 for half 1).
 template <class Src, int NT, int HS, bool kSwz = false>
-__device__ __forceinline__ void half_step(const Args& a, const uint4 (&b)[Src::kLoads], bool exc, const WarpExc& wx,
-                                          int g, int g_begin, int blk, int lane, uint32_t xrow, int xs_stride,
+__device__ __forceinline__ void half_step(const Args& a, const uint4 (&b)[Src::kLoads], uint32_t xrow, int xs_stride,
                                           float (&acc)[Src::kTerms][NT][4], int diag) {
   constexpr int T = Src::kTerms;
   uint32_t r[T][2][4];
@@ -369,9 +397,6 @@ __device__ __forceinline__ void half_step(const Args& a, const uint4 (&b)[Src::k
     Src::template decode<HS, true>(b, a, r);
   } else {
     Src::template decode<HS>(b, a, r);
-  }
-  if constexpr (Src::kExc) {
-    if (exc) patch_half<HS>(a, wx, g, g_begin, blk, lane, r);
   }
 #pragma unroll
   for (int nt = 0; nt < NT; ++nt) {
@@ -688,16 +713,13 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
     if (warp < warps) asm volatile("bar.sync 1, %0;\n" ::"r"(nthr_c) : "memory");  // x staged
   }
   if (trace && threadIdx.x == 0) stamp(trace, 1);
-  // 4. Exception entries (<= 32 per warp: one per lane, consumed only by a group whose block has entries; more:
-  //    read per group from global memory, slow path). blk_has: bit j = block b_lo + j has any. After x has
-  //    landed: requested before, the dependent entry load held the x barrier back by ~0.5 us (perf-notes
-  //    step 23).
+  // 4. Exception entries (<= 32 per warp: one per lane, used after the main loop by exc_correct; more: read there
+  //    from global memory). After x has landed: requested before, the dependent entry load held the x barrier
+  //    back by ~0.5 us (perf-notes step 23).
   if constexpr (Src::kExc) {
     if (n > 0) {
       const int e0 = __shfl_sync(0xFFFFFFFFu, wx.off_lane, 0);
       wx.e_total = __shfl_sync(0xFFFFFFFFu, wx.off_lane, nb) - e0;
-      const int next = __shfl_down_sync(0xFFFFFFFFu, wx.off_lane, 1);
-      wx.blk_has = __ballot_sync(0xFFFFFFFFu, lane < nb && next > wx.off_lane);
       const int q = e0 + lane;
       for (int j = 1; j < nb; ++j)
         if (__shfl_sync(0xFFFFFFFFu, wx.off_lane, j) <= q) wx.bi = j;
@@ -724,16 +746,14 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
     // ldmatrix row `xr`: of the staged x (its stride xs_stride), or with kXR of the group's box in the ring (its
     // swizzled chunk offset xsw).
     const int xsw = ((lane >> 3) ^ (lane & 7)) * 16;
-    auto group = [&](int i, uint4 (&b)[Src::kLoads], uint32_t xr, auto&& mid) {
-      const int g = g_begin + i, blk = (g >> 2) - (g_begin >> 2);
-      const bool exc = Src::kExc && ((wx.blk_has >> blk) & 1u) && !(diag & kNoPatch);  // warp-uniform; almost always false
+    auto group = [&](uint4 (&b)[Src::kLoads], uint32_t xr, auto&& mid) {
       const int xs = kXR ? xsw : xs_stride;
-      if (!(diag & 1)) half_step<Src, NT, 0, kXR>(a, b, exc, wx, g, g_begin, blk, lane, xr, xs, acc, diag);
+      if (!(diag & 1)) half_step<Src, NT, 0, kXR>(a, b, xr, xs, acc, diag);
       mid();
-      if (!(diag & 1)) half_step<Src, NT, 1, kXR>(a, b, exc, wx, g, g_begin, blk, lane, xr, xs, acc, diag);
+      if (!(diag & 1)) half_step<Src, NT, 1, kXR>(a, b, xr, xs, acc, diag);
     };
     if (S == 0) {
-      if (n > 0) group(0, bd, xrow, [] {});
+      if (n > 0) group(bd, xrow, [] {});
       if (trace && threadIdx.x == 0) stamp(trace, 2, acc[0][0][0] == 12345.f ? 1ull : 0ull);
     } else {
       // x phases still to wait for: their first groups, one byte each (phase 0 starts at group 0; a spent
@@ -749,12 +769,12 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
         }
         if (n > 0) {
           if constexpr (kRegFirst) {
-            group(0, bd, xrow, [] {});
+            group(bd, xrow, [] {});
           } else {
             const uint8_t* pre = smem + pre_off + warp * kSlot;
             uint4 b[Src::kLoads];
             Src::template lds_half<0>(pre, lane, b);
-            group(0, b, xrow, [&] { Src::template lds_half<1>(pre, lane, b); });
+            group(b, xrow, [&] { Src::template lds_half<1>(pre, lane, b); });
           }
         }
         if (trace && threadIdx.x == 0 && !(diag & 256)) stamp(trace, 2, acc[0][0][0] == 12345.f ? 1ull : 0ull);
@@ -776,11 +796,11 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
           Src::template lds_half<0>(slot, lane, b);
           if constexpr (kXR) {  // (the stage's x box is read by both halves: released after the group)
             const uint32_t xb = xr0 + static_cast<uint32_t>((s * a.wk + kw) * NT * 1024 + (lane & 7) * 128);
-            group(i, b, xb, [&] { Src::template lds_half<1>(slot, lane, b); });
+            group(b, xb, [&] { Src::template lds_half<1>(slot, lane, b); });
             __syncwarp();
             if (lane == 0 && !(diag & 8192)) mbar_arrive(empty);
           } else {
-            group(i, b, xrow + static_cast<uint32_t>(i * 128), [&] {
+            group(b, xrow + static_cast<uint32_t>(i * 128), [&] {
               Src::template lds_half<1>(slot, lane, b);
               __syncwarp();
               if (lane == 0 && !(diag & 8192)) mbar_arrive(empty);  // slot read: release it
@@ -798,8 +818,12 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
       }
     }
   }
-  // Coded-domain sums (Dec12) -> true sums: times 2^-d, exact (a power of two; perf-notes step 42).
+  // Exceptions (Dec12): the placeholder's terms out, the weights' in (see exc_correct). Then the coded-domain sums ->
+  // true sums: times 2^-d, exact (a power of two; perf-notes step 42).
   if constexpr (Src::kExc) {
+    if (n > 0 && !(diag & kNoPatch))
+      exc_correct<NT, kXR>(a, wx, nb, g_begin, n, lane, tok0, crank * k_cta, reinterpret_cast<const uint16_t*>(smem),
+                           xs_stride, acc[0]);
 #pragma unroll
     for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
