@@ -246,6 +246,17 @@ constexpr int kBareProducer = 1 << 25;
 // Bench (kDiagnostics): the exception tables are read as usual but no correction is applied after the loop (wrong
 // results where entries fall): what exc_correct costs (perf-notes steps 103, 108).
 constexpr int kNoPatch = 1 << 26;
+// Bench (kDiagnostics, step 108): exc_correct with made-up entries (no wait for the entries' load; wrong results), or
+// without its x reads (x taken as 1; wrong results).
+constexpr int kExcFake = 1 << 28, kExcNoX = 1 << 29;
+// Bench (kDiagnostics, step 108): no correction, but every warp waits for its entries' load after the loop.
+constexpr int kExcWaitOnly = 1 << 30;
+// Bench (kDiagnostics, step 108): exc_correct run 8 times over (one copy of its code; wrong results): its cost per
+// run against its first run's (instruction fetch).
+constexpr int kExcRep8 = 1 << 21;
+// Bench (kDiagnostics, step 108): exc_correct by row classes (8 ballots; the lanes of each class take its entries in
+// order, all classes at once) instead of entry by entry.
+constexpr int kExcQuad = 1 << 31;
 __device__ __forceinline__ void ring_stamp(unsigned long long* trace, int diag, int i, int kind) {
   if (trace && (diag & kRingTrace) && i < 64) {
     unsigned long long v;
@@ -304,17 +315,17 @@ struct WarpExc {
 // loop carries no patch code (the in-loop patch cost 0.5-0.9 us on every 12-bit plan kernel: steps 103, 106).
 // x[t][k]: the staged x (`xs`, natural layout, stride xs_stride, columns from the CTA's first k `kc0`), or with kXR
 // from global memory (L2: x is small), the loads of kB entries in flight at once.
-template <int NT, bool kXR>
+template <int NT, bool kXR, bool kQuad>
 __device__ __forceinline__ void exc_correct(const Args& a, const WarpExc& wx, int nb, int g_begin, int n, int lane,
                                             int tok0, int kc0, const uint16_t* xs, int xs_stride,
-                                            float (&acc)[NT][4]) {
-  constexpr int kB = NT <= 2 ? 4 : (NT == 4 ? 2 : 1);
+                                            float (&acc)[NT][4], int diag) {
   const uint32_t A = (a.dec_or & 0xFFu) << 1;
   const float p = __uint_as_float((A + 15u) << 23);
-  const int b_lo = g_begin >> 2, rq = lane >> 2, cq = 2 * (lane & 3);
+  const int rq = lane >> 2, cq = 2 * (lane & 3), kw0 = g_begin * 64;
   const int xrows = x_rows<NT>(a.m);
   auto xval = [&](int t, int k) -> float {
     if (tok0 + t >= a.m) return 0.f;  // (columns never stored)
+    if (diag & kExcNoX) return 1.f;
     uint16_t v;
     if constexpr (kXR)
       v = __ldg(reinterpret_cast<const unsigned short*>(a.x) + static_cast<int64_t>(tok0 + t) * a.k + k);
@@ -334,43 +345,66 @@ __device__ __forceinline__ void exc_correct(const Args& a, const WarpExc& wx, in
         if (__shfl_sync(0xFFFFFFFFu, wx.off_lane, j) <= q) bi = j;
     }
     const int cnt = min(32, wx.e_total - q0);
-    // entry j: its k, and whether this lane holds its row (-1: not, or another warp's group)
-    auto where = [&](int j, uint32_t& ej) {
-      ej = __shfl_sync(0xFFFFFFFFu, e, j & 31);
-      const int bj = __shfl_sync(0xFFFFFFFFu, bi, j & 31);
-      const int pos = static_cast<int>(ej >> 16), k = (b_lo + bj) * 256 + (pos & 255);
-      const bool own = j < cnt && (k >> 6) >= g_begin && (k >> 6) < g_begin + n && ((pos >> 8) & 7) == rq;
-      return own ? k : -1;
-    };
-    for (int j0 = 0; j0 < cnt; j0 += kB) {
-      float xv[kB][NT][2];  // the x values of kB entries, loaded before any is used
+    // Lane j decodes entry j at once: desc = row (bits 0..4; 16 = not this warp's: another warp's group) | k - kw0 << 5,
+    // and its weight in the coded domain.
+    const int pos = static_cast<int>(e >> 16), kk = ((g_begin >> 2) + bi) * 256 + (pos & 255) - kw0;
+    const uint32_t desc = lane < cnt && kk >= 0 && kk < n * 64 ? static_cast<uint32_t>((pos >> 8) | (kk << 5)) : 16u;
+    const float wv = __uint_as_float((e & 0xFFFFu) << 16) * a.exc_scale;
+    if constexpr (kQuad) {
+      // The lanes of row class rq (rows rq, rq + 8: 4 lanes) take their class's entries in order, all classes at once.
+      unsigned mine = 0;
 #pragma unroll
-      for (int u = 0; u < kB; ++u) {
-        uint32_t ej;
-        const int k = where(j0 + u, ej);
-#pragma unroll
-        for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-          for (int h = 0; h < 2; ++h) xv[u][nt][h] = k >= 0 ? xval(nt * 8 + cq + h, k) : 0.f;
+      for (int r = 0; r < 8; ++r) {
+        const unsigned b = __ballot_sync(0xFFFFFFFFu, desc < 16u && static_cast<int>(desc & 7u) == r);
+        if (r == rq) mine = b;
       }
-#pragma unroll
-      for (int u = 0; u < kB; ++u) {
-        uint32_t ej;
-        if (where(j0 + u, ej) < 0) continue;
-        const bool hi = (ej >> 27) & 1;  // row >= 8 (row = bits 24.. of the entry)
-        const float w = __uint_as_float((ej & 0xFFFFu) << 16) * a.exc_scale;
+      const int trips = __reduce_max_sync(0xFFFFFFFFu, static_cast<unsigned>(__popc(mine)));
+      for (int it = 0; it < trips; ++it) {
+        const int j = mine ? __ffs(mine) - 1 : 0;
+        const bool own = mine != 0;
+        mine &= mine - 1;
+        const uint32_t d = __shfl_sync(0xFFFFFFFFu, desc, j);
+        const float w = __shfl_sync(0xFFFFFFFFu, wv, j);
+        const int k = kw0 + static_cast<int>(d >> 5);
+        const bool hi = (d & 8u) != 0;
 #pragma unroll
         for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
+            const float xv = own ? xval(nt * 8 + cq + h, k) : 0.f;
             const float c = hi ? acc[nt][2 + h] : acc[nt][h];
-            const float r = __fmaf_rn(w, xv[u][nt][h], __fmaf_rn(-p, xv[u][nt][h], c));
+            const float r = __fmaf_rn(w, xv, __fmaf_rn(-p, xv, c));
+            if (own) {
+              if (hi)
+                acc[nt][2 + h] = r;
+              else
+                acc[nt][h] = r;
+            }
+          }
+      }
+    } else {
+    // Then entry by entry, in order: the lanes that hold its row (4 of 32) update their two registers per n tile.
+#pragma unroll 4
+    for (int j = 0; j < cnt; ++j) {
+      const uint32_t d = __shfl_sync(0xFFFFFFFFu, desc, j);
+      const float w = __shfl_sync(0xFFFFFFFFu, wv, j);
+      const int row = static_cast<int>(d & 31u), k = kw0 + static_cast<int>(d >> 5);
+      const bool own = row < 16 && (row & 7) == rq, hi = row >= 8;
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const float xv = own ? xval(nt * 8 + cq + h, k) : 0.f;
+          const float c = hi ? acc[nt][2 + h] : acc[nt][h];
+          const float r = __fmaf_rn(w, xv, __fmaf_rn(-p, xv, c));
+          if (own) {
             if (hi)
               acc[nt][2 + h] = r;
             else
               acc[nt][h] = r;
           }
-      }
+        }
+    }
     }
   }
 }
@@ -723,7 +757,13 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
       const int q = e0 + lane;
       for (int j = 1; j < nb; ++j)
         if (__shfl_sync(0xFFFFFFFFu, wx.off_lane, j) <= q) wx.bi = j;
-      if (wx.e_total <= 32 && lane < wx.e_total) wx.e = __ldg(a.exc + q);
+      if (wx.e_total <= 32 && lane < wx.e_total) {
+        if (diag & kExcFake)  // (bench: no load; row lane & 15 at the warp's first k, block 0)
+          wx.e = (static_cast<uint32_t>(lane & 15) << 24) | (static_cast<uint32_t>((g_begin * 64) & 255) << 16) | 0x3F80u;
+        else
+          wx.e = __ldg(a.exc + q);
+      }
+      if (diag & kExcFake) wx.bi = 0;
     }
   }
 
@@ -821,9 +861,19 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   // Exceptions (Dec12): the placeholder's terms out, the weights' in (see exc_correct). Then the coded-domain sums ->
   // true sums: times 2^-d, exact (a power of two; perf-notes step 42).
   if constexpr (Src::kExc) {
-    if (n > 0 && !(diag & kNoPatch))
-      exc_correct<NT, kXR>(a, wx, nb, g_begin, n, lane, tok0, crank * k_cta, reinterpret_cast<const uint16_t*>(smem),
-                           xs_stride, acc[0]);
+    if (n > 0 && (diag & kExcWaitOnly) && __any_sync(0xFFFFFFFFu, wx.e == 0xDEADBEEFu)) acc[0][0][0] += 1.f;
+    if (n > 0 && !(diag & (kNoPatch | kExcWaitOnly))) {
+      const int reps = (diag & kExcRep8) ? 8 : 1;
+#pragma unroll 1
+      for (int r = 0; r < reps; ++r) {
+        if (diag & kExcQuad)
+          exc_correct<NT, kXR, true>(a, wx, nb, g_begin, n, lane, tok0, crank * k_cta,
+                                     reinterpret_cast<const uint16_t*>(smem), xs_stride, acc[0], diag);
+        else
+          exc_correct<NT, kXR, false>(a, wx, nb, g_begin, n, lane, tok0, crank * k_cta,
+                                      reinterpret_cast<const uint16_t*>(smem), xs_stride, acc[0], diag);
+      }
+    }
 #pragma unroll
     for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
