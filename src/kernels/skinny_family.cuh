@@ -97,6 +97,7 @@ struct Args {
   int xring_req = 0;                 // x through the ring (kXR kernels): 0 = the launcher's rule, 1 = always where
                                      // it applies, -1 = never (bench A/B)
   int xr_off = 0;                    // kXR: shared-memory offset of the x ring (aligned up to 1024 B in the kernel)
+  int xc_off = 0;                    // kXR, Dec12: shared-memory offset of the exceptions' x columns (kExcCols per warp)
   int x4d = 0;                       // kXR: x's map is xtma_map's (one TMA per stage for every k warp's box), else
                                      // bf16_tensor_map's (one 2-D box per k warp)
 };
@@ -243,20 +244,9 @@ constexpr int kBareConsumers = 1 << 24;
 // Bench (with kBareConsumers; one-term sources, CTAs whose every warp has all the CTA's groups, others take the usual
 // loop): the producer's loop as the stream study's (no ballot, no per-lane group count, no stamps), perf-notes step 93.
 constexpr int kBareProducer = 1 << 25;
-// Bench (kDiagnostics): the exception tables are read as usual but no correction is applied after the loop (wrong
-// results where entries fall): what exc_correct costs (perf-notes steps 103, 108).
+// Bench (kDiagnostics): the exception tables are read as usual but no group is corrected (wrong results where entries
+// fall): what exc_group costs (perf-notes steps 103, 108).
 constexpr int kNoPatch = 1 << 26;
-// Bench (kDiagnostics, step 108): exc_correct with made-up entries (no wait for the entries' load; wrong results), or
-// without its x reads (x taken as 1; wrong results).
-constexpr int kExcFake = 1 << 28, kExcNoX = 1 << 29;
-// Bench (kDiagnostics, step 108): no correction, but every warp waits for its entries' load after the loop.
-constexpr int kExcWaitOnly = 1 << 30;
-// Bench (kDiagnostics, step 108): exc_correct run 8 times over (one copy of its code; wrong results): its cost per
-// run against its first run's (instruction fetch).
-constexpr int kExcRep8 = 1 << 21;
-// Bench (kDiagnostics, step 108): exc_correct by row classes (8 ballots; the lanes of each class take its entries in
-// order, all classes at once) instead of entry by entry.
-constexpr int kExcQuad = 1 << 31;
 __device__ __forceinline__ void ring_stamp(unsigned long long* trace, int diag, int i, int kind) {
   if (trace && (diag & kRingTrace) && i < 64) {
     unsigned long long v;
@@ -292,124 +282,149 @@ __host__ __device__ constexpr size_t x_smem_bytes(int k_cta, int m) {
 __device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, int src_bytes) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
 }
+__device__ __forceinline__ void cp_async4(uint32_t dst, const void* src, int src_bytes) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
+}
 __device__ __forceinline__ void ldmatrix_x4(uint32_t addr, uint32_t& r0, uint32_t& r1, uint32_t& r2, uint32_t& r3) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
                : "r"(addr));
 }
 
-// The exceptions of one warp (Args, the warp's offsets and entries): at most 32 entries are held one per lane
-// (`e`, block index `bi` of lane's entry, relative to the warp's first block), more are read from global memory.
+// The exceptions of one warp (Args, the warp's offsets and entries): `blk_has` bit j = block b_lo + j has any, bit 31 =
+// the warp has more than 32 entries; its first 32 are held one per lane (`e`, block index `bi` of lane's entry,
+// relative to b_lo; a lane without one: bi = kNoEntry), exc_rest reads the others after the loop.
 struct WarpExc {
-  int off_lane = 0;   // lane j <= nb: offset of block b_lo + j
-  int e_total = 0;    // entries of the warp's blocks
+  int off_lane = 0;   // lane j <= nb: offset of block b_lo + j (until the entries are loaded)
   int bi = 0;         // block (relative to b_lo) of this lane's entry
-  uint32_t e = 0;     // this lane's entry (e_total <= 32)
+  unsigned blk_has = 0;
+  uint32_t e = 0;     // this lane's entry
 };
+constexpr int kNoEntry = 1 << 20;  // (its group is never a group of the warp)
 
-// Exceptions after the main loop (perf-notes step 108). An exception's slot holds the placeholder kPadCoded, which
-// decodes to p = 2^(A + 15 - 127) in the coded domain, so the loop's sum carries p x[t][k] in its place. After the
-// loop the warp whose groups hold the slot takes that term out and puts the weight's in, entry by entry in table
-// order: acc = (acc - p x) + w x (w = true bits x 2^d; both products exact in FP32: 8-bit significands). A probe
-// row (one nonzero x column) thus comes out exact, the order does not depend on m (batch invariance), and the main
-// loop carries no patch code (the in-loop patch cost 0.5-0.9 us on every 12-bit plan kernel: steps 103, 106).
-// x[t][k]: the staged x (`xs`, natural layout, stride xs_stride, columns from the CTA's first k `kc0`), or with kXR
-// from global memory (L2: x is small), the loads of kB entries in flight at once.
-template <int NT, bool kXR, bool kQuad>
-__device__ __forceinline__ void exc_correct(const Args& a, const WarpExc& wx, int nb, int g_begin, int n, int lane,
-                                            int tok0, int kc0, const uint16_t* xs, int xs_stride,
-                                            float (&acc)[NT][4], int diag) {
+// Exceptions, corrected after the main loop (perf-notes step 108). An exception's slot holds the placeholder kPadCoded,
+// which decodes to p = 2^(A + 15 - 127) in the coded domain, so the loop's MMAs add p x[t][k] in its place; after the
+// loop the warp takes that term out and puts the weight's in: acc = (acc - p x) + w x (w = true bits x 2^d; both
+// products exact in FP32: 8-bit significands). A probe row (one nonzero x column) thus comes out exact, the order does
+// not depend on m or on how x arrives (batch invariance), and the main loop carries no exception code: the decode and
+// the MMAs run as without exceptions (the in-loop patch cost 0.5-1 us on every 12-bit plan kernel, steps 103, 106;
+// corrections inside the loop perturbed it as much, step 108). Which lanes: the 4 lanes holding rows r and r + 8
+// (r = lane >> 2, a row class) take their class's entries in table order, all classes at once (the number of passes
+// is the most entries of one class). x[t][k]: staged x (`xg` = the warp's first column, natural layout, xs_stride
+// elements per token), or with kXR the columns of the warp's first kExcCols entries, copied at entry (`xg` = the
+// warp's kExcCols x 8 NT words), others from global memory.
+constexpr int kExcCols = 4;
+template <int NT, bool kXR>
+__device__ __forceinline__ void exc_fix(const Args& a, const WarpExc& wx, int g_begin, int n, int lane, int tok0,
+                                        uint32_t xg, int xs_stride, float (&acc)[NT][4]) {
   const uint32_t A = (a.dec_or & 0xFFu) << 1;
   const float p = __uint_as_float((A + 15u) << 23);
-  const int rq = lane >> 2, cq = 2 * (lane & 3), kw0 = g_begin * 64;
-  const int xrows = x_rows<NT>(a.m);
-  auto xval = [&](int t, int k) -> float {
+  const int rq = lane >> 2, cq = 2 * (lane & 3), xrows = x_rows<NT>(a.m);
+  // x[t][column kk from the warp's first] of entry j: staged x, or the copied column (j < kExcCols), else global memory
+  auto xval = [&](int t, int kk, int j) -> float {
     if (tok0 + t >= a.m) return 0.f;  // (columns never stored)
-    if (diag & kExcNoX) return 1.f;
-    uint16_t v;
-    if constexpr (kXR)
-      v = __ldg(reinterpret_cast<const unsigned short*>(a.x) + static_cast<int64_t>(tok0 + t) * a.k + k);
-    else
-      v = xs[min(t, xrows - 1) * xs_stride + (k - kc0)];
-    return __uint_as_float(static_cast<uint32_t>(v) << 16);
-  };
-  const int e0 = __shfl_sync(0xFFFFFFFFu, wx.off_lane, 0);
-  for (int q0 = 0; q0 < wx.e_total; q0 += 32) {
-    uint32_t e = wx.e;
-    int bi = wx.bi;
-    if (wx.e_total > 32) {  // (many entries: this chunk's from global memory)
-      const int q = e0 + q0 + lane;
-      e = q0 + lane < wx.e_total ? __ldg(a.exc + q) : 0u;
-      bi = 0;
-      for (int j = 1; j < nb; ++j)
-        if (__shfl_sync(0xFFFFFFFFu, wx.off_lane, j) <= q) bi = j;
-    }
-    const int cnt = min(32, wx.e_total - q0);
-    // Lane j decodes entry j at once: desc = row (bits 0..4; 16 = not this warp's: another warp's group) | k - kw0 << 5,
-    // and its weight in the coded domain.
-    const int pos = static_cast<int>(e >> 16), kk = ((g_begin >> 2) + bi) * 256 + (pos & 255) - kw0;
-    const uint32_t desc = lane < cnt && kk >= 0 && kk < n * 64 ? static_cast<uint32_t>((pos >> 8) | (kk << 5)) : 16u;
-    const float wv = __uint_as_float((e & 0xFFFFu) << 16) * a.exc_scale;
-    if constexpr (kQuad) {
-      // The lanes of row class rq (rows rq, rq + 8: 4 lanes) take their class's entries in order, all classes at once.
-      unsigned mine = 0;
-#pragma unroll
-      for (int r = 0; r < 8; ++r) {
-        const unsigned b = __ballot_sync(0xFFFFFFFFu, desc < 16u && static_cast<int>(desc & 7u) == r);
-        if (r == rq) mine = b;
-      }
-      const int trips = __reduce_max_sync(0xFFFFFFFFu, static_cast<unsigned>(__popc(mine)));
-      for (int it = 0; it < trips; ++it) {
-        const int j = mine ? __ffs(mine) - 1 : 0;
-        const bool own = mine != 0;
-        mine &= mine - 1;
-        const uint32_t d = __shfl_sync(0xFFFFFFFFu, desc, j);
-        const float w = __shfl_sync(0xFFFFFFFFu, wv, j);
-        const int k = kw0 + static_cast<int>(d >> 5);
-        const bool hi = (d & 8u) != 0;
-#pragma unroll
-        for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const float xv = own ? xval(nt * 8 + cq + h, k) : 0.f;
-            const float c = hi ? acc[nt][2 + h] : acc[nt][h];
-            const float r = __fmaf_rn(w, xv, __fmaf_rn(-p, xv, c));
-            if (own) {
-              if (hi)
-                acc[nt][2 + h] = r;
-              else
-                acc[nt][h] = r;
-            }
-          }
+    unsigned short v;
+    if constexpr (kXR) {
+      const int k = g_begin * 64 + kk;
+      if (j < kExcCols) {
+        uint32_t wd;
+        asm("ld.shared.u32 %0, [%1];" : "=r"(wd) : "r"(xg + static_cast<uint32_t>((j * 8 * NT + t) * 4)));
+        v = static_cast<unsigned short>((k & 1) ? (wd >> 16) : (wd & 0xFFFFu));
+      } else {
+        v = __ldg(reinterpret_cast<const unsigned short*>(a.x) + static_cast<int64_t>(tok0 + t) * a.k + k);
       }
     } else {
-    // Then entry by entry, in order: the lanes that hold its row (4 of 32) update their two registers per n tile.
-#pragma unroll 4
-    for (int j = 0; j < cnt; ++j) {
-      const uint32_t d = __shfl_sync(0xFFFFFFFFu, desc, j);
-      const float w = __shfl_sync(0xFFFFFFFFu, wv, j);
-      const int row = static_cast<int>(d & 31u), k = kw0 + static_cast<int>(d >> 5);
-      const bool own = row < 16 && (row & 7) == rq, hi = row >= 8;
+      asm("ld.shared.u16 %0, [%1];"
+          : "=h"(v)
+          : "r"(xg + static_cast<uint32_t>((min(t, xrows - 1) * xs_stride + kk) * 2)));
+    }
+    return __uint_as_float(static_cast<uint32_t>(v) << 16);
+  };
+  // This lane's entry (the warp's first 32 are held by the lanes; exc_rest takes any others after the loop): desc =
+  // row (bits 0..3; 16 = none here) | its column from xg's first << 5.
+  const int kw = ((g_begin >> 2) + wx.bi) * 256 + static_cast<int>((wx.e >> 16) & 255u) - g_begin * 64;
+  const bool in = kw >= 0 && kw < n * 64;
+  const uint32_t desc = in ? ((wx.e >> 24) | (static_cast<uint32_t>(kw) << 5)) : 16u;
+  const float wv = __uint_as_float((wx.e & 0xFFFFu) << 16) * a.exc_scale;
+  unsigned mine = 0;
 #pragma unroll
-      for (int nt = 0; nt < NT; ++nt)
+  for (int r = 0; r < 8; ++r) {
+    const unsigned bal = __ballot_sync(0xFFFFFFFFu, (desc & 31u) == static_cast<uint32_t>(r) ||
+                                                        (desc & 31u) == static_cast<uint32_t>(r + 8));
+    if (r == rq) mine = bal;
+  }
+  const int trips = static_cast<int>(__reduce_max_sync(0xFFFFFFFFu, static_cast<unsigned>(__popc(mine))));
+  for (int it = 0; it < trips; ++it) {
+    const bool own = mine != 0;
+    const int j = own ? __ffs(mine) - 1 : 0;
+    mine &= mine - 1;
+    const uint32_t d = __shfl_sync(0xFFFFFFFFu, desc, j);
+    const float w = __shfl_sync(0xFFFFFFFFu, wv, j);
+    const int kk = static_cast<int>(d >> 5);
+    const bool hi = (d & 8u) != 0;
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const float xv = own ? xval(nt * 8 + cq + h, k) : 0.f;
-          const float c = hi ? acc[nt][2 + h] : acc[nt][h];
-          const float r = __fmaf_rn(w, xv, __fmaf_rn(-p, xv, c));
-          if (own) {
-            if (hi)
-              acc[nt][2 + h] = r;
-            else
-              acc[nt][h] = r;
-          }
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const float xv = own ? xval(nt * 8 + cq + h, kk, j) : 0.f;
+        const float c = hi ? acc[nt][2 + h] : acc[nt][h];
+        const float r = __fmaf_rn(w, xv, __fmaf_rn(-p, xv, c));
+        if (own) {
+          if (hi)
+            acc[nt][2 + h] = r;
+          else
+            acc[nt][h] = r;
         }
-    }
-    }
+      }
   }
 }
 
-// Half a group (k steps 2 HS, 2 HS + 1): decode, multiply by every n tile (exceptions: exc_correct after the loop).
+// A warp's entries past its first 32 (dense exceptions: correctness, not speed), after the main loop: entry by entry in
+// table order from global memory, each after all of its group's MMAs as exc_group requires; x staged (`xs`: this CTA's
+// columns from kc0) or, with kXR, from global memory.
+template <int NT, bool kXR>
+__device__ __forceinline__ void exc_rest(const Args& a, int rt, int nb, int g_begin, int n, int lane, int tok0, int kc0,
+                                      uint32_t xs, int xs_stride, float (&acc)[NT][4]) {
+  const uint32_t A = (a.dec_or & 0xFFu) << 1;
+  const float p = __uint_as_float((A + 15u) << 23);
+  const int rq = lane >> 2, cq = 2 * (lane & 3), xrows = x_rows<NT>(a.m);
+  const uint32_t* off = a.exc_off + static_cast<int64_t>(rt) * a.k_blocks + (g_begin >> 2);  // (read again: rare)
+  const int e0 = static_cast<int>(__ldg(off)), e1 = static_cast<int>(__ldg(off + nb));
+  for (int q = e0 + 32; q < e1; ++q) {
+    const uint32_t e = __ldg(a.exc + q);
+    int bi = 0;
+    for (int j = 1; j < nb; ++j)
+      if (static_cast<int>(__ldg(off + j)) <= q) bi = j;
+    const int row = static_cast<int>(e >> 24), k = ((g_begin >> 2) + bi) * 256 + static_cast<int>((e >> 16) & 255u);
+    if ((row & 7) != rq || (k >> 6) < g_begin || (k >> 6) >= g_begin + n) continue;  // (its row; this warp's groups)
+    const float w = __uint_as_float((e & 0xFFFFu) << 16) * a.exc_scale;
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int t = nt * 8 + cq + h;
+        float xv = 0.f;
+        if (tok0 + t < a.m) {
+          unsigned short v;
+          if constexpr (kXR)
+            v = __ldg(reinterpret_cast<const unsigned short*>(a.x) + static_cast<int64_t>(tok0 + t) * a.k + k);
+          else
+            asm("ld.shared.u16 %0, [%1];"
+                : "=h"(v)
+                : "r"(xs + static_cast<uint32_t>((min(t, xrows - 1) * xs_stride + k - kc0) * 2)));
+          xv = __uint_as_float(static_cast<uint32_t>(v) << 16);
+        }
+        const float c = row >= 8 ? acc[nt][2 + h] : acc[nt][h];
+        const float r = __fmaf_rn(w, xv, __fmaf_rn(-p, xv, c));
+        if (row >= 8)
+          acc[nt][2 + h] = r;
+        else
+          acc[nt][h] = r;
+      }
+  }
+}
+
+// Half a group (k steps 2 HS, 2 HS + 1): decode, multiply by every n tile (exceptions: exc_group after the group).
 // `diag` is 0 in the library (a compile-time constant there).
 // x's ldmatrix rows: kSwz = false, the staged x (natural layout, xs_stride BF16 per token row; xrow = this lane's row
 // at the group's first column); kSwz = true, the group's x box in the ring (8 NT token rows of 128 bytes, 128B
@@ -747,23 +762,22 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
     if (warp < warps) asm volatile("bar.sync 1, %0;\n" ::"r"(nthr_c) : "memory");  // x staged
   }
   if (trace && threadIdx.x == 0) stamp(trace, 1);
-  // 4. Exception entries (<= 32 per warp: one per lane, used after the main loop by exc_correct; more: read there
-  //    from global memory). After x has landed: requested before, the dependent entry load held the x barrier
-  //    back by ~0.5 us (perf-notes step 23).
+  // 4. Exception entries (<= 32 per warp: one per lane, used by exc_group after a group whose block has entries; more:
+  //    read there from global memory). blk_has: bit j = block b_lo + j has any. After x has landed: requested before,
+  //    the dependent entry load held the x barrier back by ~0.5 us (perf-notes step 23).
   if constexpr (Src::kExc) {
     if (n > 0) {
       const int e0 = __shfl_sync(0xFFFFFFFFu, wx.off_lane, 0);
-      wx.e_total = __shfl_sync(0xFFFFFFFFu, wx.off_lane, nb) - e0;
+      const int e_total = __shfl_sync(0xFFFFFFFFu, wx.off_lane, nb) - e0;
+      const int next = __shfl_down_sync(0xFFFFFFFFu, wx.off_lane, 1);
+      wx.blk_has = __ballot_sync(0xFFFFFFFFu, lane < nb && next > wx.off_lane) | (e_total > 32 ? 1u << 31 : 0u);
       const int q = e0 + lane;
       for (int j = 1; j < nb; ++j)
         if (__shfl_sync(0xFFFFFFFFu, wx.off_lane, j) <= q) wx.bi = j;
-      if (wx.e_total <= 32 && lane < wx.e_total) {
-        if (diag & kExcFake)  // (bench: no load; row lane & 15 at the warp's first k, block 0)
-          wx.e = (static_cast<uint32_t>(lane & 15) << 24) | (static_cast<uint32_t>((g_begin * 64) & 255) << 16) | 0x3F80u;
-        else
-          wx.e = __ldg(a.exc + q);
-      }
-      if (diag & kExcFake) wx.bi = 0;
+      if (lane < e_total)
+        wx.e = __ldg(a.exc + q);
+      else
+        wx.bi = kNoEntry;
     }
   }
 
@@ -839,6 +853,20 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
             group(b, xb, [&] { Src::template lds_half<1>(slot, lane, b); });
             __syncwarp();
             if (lane == 0 && !(diag & 8192)) mbar_arrive(empty);
+            if constexpr (Src::kExc) {
+              // halfway, once: the x columns of the warp's first kExcCols entries for exc_fix (cp.async, waited for
+              // after the loop; by now the entries have landed: at the loop's start they would hold it back)
+              if (i == (n >> 1) && lane < kExcCols && wx.bi != kNoEntry) {
+                const int k = ((g_begin >> 2) + wx.bi) * 256 + static_cast<int>((wx.e >> 16) & 255u);
+                const uint32_t dst = smem_u32(smem) + static_cast<uint32_t>(a.xc_off + (warp * kExcCols + lane) * 8 * NT * 4);
+#pragma unroll
+                for (int t = 0; t < 8 * NT; ++t) {
+                  const bool ok = tok0 + t < a.m;
+                  cp_async4(dst + static_cast<uint32_t>(t * 4),
+                            ok ? a.x + static_cast<int64_t>(tok0 + t) * a.k + (k & ~1) : a.x, ok ? 4 : 0);
+                }
+              }
+            }
           } else {
             group(b, xrow + static_cast<uint32_t>(i * 128), [&] {
               Src::template lds_half<1>(slot, lane, b);
@@ -858,21 +886,23 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
       }
     }
   }
-  // Exceptions (Dec12): the placeholder's terms out, the weights' in (see exc_correct). Then the coded-domain sums ->
-  // true sums: times 2^-d, exact (a power of two; perf-notes step 42).
+  // Coded-domain sums (Dec12) -> true sums: times 2^-d, exact (a power of two; perf-notes step 42). First the
+  // exceptions: with x staged all of them now (exc_group), and where a warp has more than 32 entries, the others
+  // (exc_rest).
   if constexpr (Src::kExc) {
-    if (n > 0 && (diag & kExcWaitOnly) && __any_sync(0xFFFFFFFFu, wx.e == 0xDEADBEEFu)) acc[0][0][0] += 1.f;
-    if (n > 0 && !(diag & (kNoPatch | kExcWaitOnly))) {
-      const int reps = (diag & kExcRep8) ? 8 : 1;
-#pragma unroll 1
-      for (int r = 0; r < reps; ++r) {
-        if (diag & kExcQuad)
-          exc_correct<NT, kXR, true>(a, wx, nb, g_begin, n, lane, tok0, crank * k_cta,
-                                     reinterpret_cast<const uint16_t*>(smem), xs_stride, acc[0], diag);
-        else
-          exc_correct<NT, kXR, false>(a, wx, nb, g_begin, n, lane, tok0, crank * k_cta,
-                                      reinterpret_cast<const uint16_t*>(smem), xs_stride, acc[0], diag);
-      }
+    if (n > 0 && (wx.blk_has << 1) && !(diag & kNoPatch)) {
+      if constexpr (kXR) asm volatile("cp.async.wait_all;\n" ::: "memory");  // (this lane's x columns; the warp's:)
+      __syncwarp();
+      exc_fix<NT, kXR>(a, wx, g_begin, n, lane, tok0,
+                       smem_u32(smem) + static_cast<uint32_t>(kXR ? a.xc_off + warp * kExcCols * 8 * NT * 4
+                                                                  : kw * a.gpw * 64 * 2),
+                       xs_stride, acc[0]);
+    }
+    if (n > 0 && (wx.blk_has >> 31) && !(diag & kNoPatch)) {
+      uint32_t bx;  // (the row tile read again rather than kept live across the loop: ptxas spilled it)
+      asm volatile("mov.u32 %0, %%ctaid.x;\n" : "=r"(bx));
+      exc_rest<NT, kXR>(a, static_cast<int>(bx) / a.cs * a.rt_cta + warp % a.rt_cta, nb, g_begin, n, lane, tok0,
+                        crank * k_cta, smem_u32(smem), xs_stride, acc[0]);
     }
 #pragma unroll
     for (int nt = 0; nt < NT; ++nt)
@@ -930,13 +960,18 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   const int mc = min(8 * NT, a.m - tok0);  // valid tokens of this chunk
   const int ntv = (mc + 7) / 8;
   const int tile_rows = a.rt_cta * 16;
-  // (cluster variants: the row block is the cluster's index, read again rather than kept live across the main
-  // loop, where ptxas spilled it in the 17-warp hi + lo variant)
-  int rblock_t = rblock;
+  // (the row block read again rather than kept live across the main loop, where ptxas spilled it: in the 17-warp
+  // hi + lo variant, and with the exception path of step 108 in the 2-n-tile workspace variants; cluster variants: the
+  // cluster's index)
+  int rblock_t;
   if constexpr (kCluster) {
     uint32_t cid;
     asm volatile("mov.u32 %0, %%clusterid.x;\n" : "=r"(cid));
     rblock_t = static_cast<int>(cid);
+  } else {
+    uint32_t bx;
+    asm volatile("mov.u32 %0, %%ctaid.x;\n" : "=r"(bx));
+    rblock_t = static_cast<int>(bx) / a.cs;
   }
   const int row0 = (rblock_t * a.rt_cta) * 16;
   using Out = typename Src::Out;
@@ -1049,7 +1084,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   // one thread publishes it (CTA barrier, then an acq_rel arrival count); the tile's CTAs each sum a share
   // (Args::dist) or the last arrival sums all of it: the cs partials in split order (k ascending), 4 rows per
   // thread, straight to the output.
-  const int tile_id = static_cast<int>(blockIdx.y) * static_cast<int>(gridDim.x / a.cs) + rblock;
+  const int tile_id = static_cast<int>(blockIdx.y) * static_cast<int>(gridDim.x / a.cs) + rblock_t;
   const int pstride = tile_rows * mc;
   float* w = a.ws + static_cast<int64_t>(tile_id) * a.cs * tile;
   for_tile([&](int rl, int tl, float v) { __stcg(w + crank * pstride + tl * tile_rows + rl, v); });
@@ -1231,13 +1266,15 @@ void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr) {
   size_t budget = smem_budget(MINB);
   // kXR: per stage, every k warp's x box (8 NT tokens x 128 bytes), after the weight ring (+ 1 KB to align it).
   const size_t sbx = xr ? static_cast<size_t>(a.wk) * NT * 1024 : 0, xpad = xr ? 1024 : 0;
+  // kXR, 12-bit: the x columns of each warp's first exceptions (exc_fix), after the x ring
+  const size_t xcb = xr && Src::kExc ? static_cast<size_t>(warps) * kExcCols * 8 * NT * 4 : 0;
   // Every warp's first group by plain loads at entry, the ring carries the rest (perf-notes steps 49, 50, 55; which
   // variants: first_group_ok; not with x through the ring: its x would come after).
   a.direct0 = (a.gpw >= 2 && !a.direct0_off && !xr && first_group_ok<Src, NT, MAXT>()) ? 1 : 0;
   const size_t pre = (a.direct0 && Src::kTerms > 1) ? sb : 0;  // multi-term: the first group's slots after the ring
   const int cap = std::min(kMaxStages, a.max_stages < kMaxStages ? a.max_stages : xr ? kXRingStages : kMaxStages);
   const int want = std::max(1, std::min(std::min(a.gpw, a.k_groups) - a.direct0, cap));
-  const size_t fixed_b = r0 + kBarBytes + pre + xpad;
+  const size_t fixed_b = r0 + kBarBytes + pre + xpad + xcb;
   // The 2-CTA variant with a grid of more than two CTAs per SM: a ring small enough for 3 or 4 CTAs per SM (the
   // whole grid resident at once instead of a second wave; perf-notes step 100), where the layout fits that (at least
   // two stages); else the 2-per-SM budget as before.
@@ -1254,8 +1291,9 @@ void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr) {
   a.stages = a.gpw == 1 ? 0 : std::min(want, fit);  // one group per warp: direct loads, no ring (lower latency)
   a.bar_off = static_cast<int>(r0);
   a.xr_off = static_cast<int>(r0 + kBarBytes + static_cast<size_t>(a.stages) * sb);
+  a.xc_off = static_cast<int>(a.xr_off + xpad + static_cast<size_t>(a.stages) * sbx);
   const size_t smem = r0 + (a.stages > 0 ? kBarBytes + static_cast<size_t>(a.stages) * sb + pre : 0) +
-                      (xr ? xpad + static_cast<size_t>(a.stages) * sbx : 0);
+                      (xr ? xpad + static_cast<size_t>(a.stages) * sbx + xcb : 0);
   if (warps < 1 || warps > 31 || (warps + 1) * 32 > MAXT || a.cs < 1 || a.cs > 16 || a.gpw < 1 || a.gpw > 112 ||
       (a.gpw > 1 && a.stages < 1) || (a.cs > 1 && (a.ws == nullptr || a.cnt == nullptr)))
     throw Error(fmt::format("solgemm: skinny launch: bad layout rt_cta={} wk={} gpw={} cs={} (x and partials {} B + "
