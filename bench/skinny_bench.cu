@@ -11,8 +11,7 @@
 // and the tail alone), "-notail" (no reduction or output: wrong results), "-ring-notail" (the stream alone; the
 // bench instantiation's producer tests its knobs at run time and streams ~0.7-1.3 us slower than the library's
 // would, perf-notes step 93),
-// "-benchk-nopatch" / "-benchk-noexc" (the bench instantiation: tables read but no group corrected / tables emptied,
-// steps 103, 108),
+// "-benchk-nopatch" / "-benchk-noexc" (the bench instantiation: tables read but no patch / tables emptied, step 103),
 // "-nod0" (every group through the ring, perf-notes step 49), "-nodecode" (raw bits as MMA operands), "-xfirst" (the producer waits until x is requested), "-xonephase" (x in
 // one phase), "-benchk" (the bench's kernel instantiation without any experiment: the diagnostic rows run it, the
 // plan and candidate rows the library's), "-S<n>" (ring depth capped at n stages), "-nowait" (the compute alone:

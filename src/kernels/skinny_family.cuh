@@ -6,7 +6,7 @@
 // every compute warp has released it (`empty` mbarrier), so the stream never waits for the math (v3; at one
 // group per warp there is no ring: direct 16-byte loads). A compute warp reads its slot (LDS.128, half a group
 // at a time), turns it into four mma.m16n8k16 A fragments in registers (weight-source policy: Dec12 = 12-bit
-// decode, its exceptions corrected after the loop, Raw16 = raw BF16, HiLo = two or three BF16 terms for the FP32 router) and
+// decode + exception patch, Raw16 = raw BF16, HiLo = two or three BF16 terms for the FP32 router) and
 // multiplies them by the tokens (B side, n8 tiles: the CTA stages its k range of x in shared memory with
 // cp.async while the weights stream, or, where that would not fit or land late, x comes through the ring with the
 // weights (kXR, TMA boxes); the B fragments by ldmatrix.x4).
@@ -97,7 +97,6 @@ struct Args {
   int xring_req = 0;                 // x through the ring (kXR kernels): 0 = the launcher's rule, 1 = always where
                                      // it applies, -1 = never (bench A/B)
   int xr_off = 0;                    // kXR: shared-memory offset of the x ring (aligned up to 1024 B in the kernel)
-  int xc_off = 0;                    // kXR, Dec12: shared-memory offset of the exceptions' x columns (kExcCols per warp)
   int x4d = 0;                       // kXR: x's map is xtma_map's (one TMA per stage for every k warp's box), else
                                      // bf16_tensor_map's (one 2-D box per k warp)
 };
@@ -244,8 +243,8 @@ constexpr int kBareConsumers = 1 << 24;
 // Bench (with kBareConsumers; one-term sources, CTAs whose every warp has all the CTA's groups, others take the usual
 // loop): the producer's loop as the stream study's (no ballot, no per-lane group count, no stamps), perf-notes step 93.
 constexpr int kBareProducer = 1 << 25;
-// Bench (kDiagnostics): the exception tables are read as usual but no group is corrected (wrong results where entries
-// fall): what exc_group costs (perf-notes steps 103, 108).
+// Bench (kDiagnostics): the exception tables are read as usual but no group is patched (wrong results where entries
+// fall): what the patch path itself costs, against the tables emptied (perf-notes step 103).
 constexpr int kNoPatch = 1 << 26;
 __device__ __forceinline__ void ring_stamp(unsigned long long* trace, int diag, int i, int kind) {
   if (trace && (diag & kRingTrace) && i < 64) {
@@ -265,6 +264,22 @@ __device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], uint3
 __device__ __forceinline__ void store_out(__nv_bfloat16* o, int64_t i, float v) { o[i] = __float2bfloat16_rn(v); }
 __device__ __forceinline__ void store_out(float* o, int64_t i, float v) { o[i] = v; }
 
+// Apply one exception entry (broadcast to the warp) to the decoded registers of half HS of the group.
+// The entry holds true bits; the slot takes them in the coded domain (true * 2^d: `scale`, exact, decode.hpp).
+template <int HS>
+__device__ __forceinline__ void apply_exc(uint32_t e, int lane, float scale, uint32_t (&r)[1][2][4]) {
+  const decode::ExcSlot sl = decode::exc_slot(e);
+  if (lane == sl.lane && (sl.step >> 1) == HS) {
+    const int sel = (sl.step & 1) * 4 + sl.reg;
+    const uint32_t bits = decode::coded_exc_bits(e & 0xFFFFu, scale);
+#pragma unroll
+    for (int s = 0; s < 2; ++s)
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+        if (s * 4 + j == sel) r[0][s][j] = decode::patch_half(r[0][s][j], sl.half, bits);
+  }
+}
+
 // Shared memory: x of the CTA's k range, natural layout (8 NT tokens) x (k_cta + 8) BF16 (the 16-byte pad
 // makes the ldmatrix rows conflict-free), filled by cp.async (zero-filled past m and K); after the main loop
 // the same bytes hold the warps' partial sums (warp, nt, c, lane) as floats.
@@ -282,156 +297,64 @@ __host__ __device__ constexpr size_t x_smem_bytes(int k_cta, int m) {
 __device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, int src_bytes) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
 }
-__device__ __forceinline__ void cp_async4(uint32_t dst, const void* src, int src_bytes) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
-}
 __device__ __forceinline__ void ldmatrix_x4(uint32_t addr, uint32_t& r0, uint32_t& r1, uint32_t& r2, uint32_t& r3) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
                : "r"(addr));
 }
 
-// The exceptions of one warp (Args, the warp's offsets and entries): `blk_has` bit j = block b_lo + j has any, bit 31 =
-// the warp has more than 32 entries; its first 32 are held one per lane (`e`, block index `bi` of lane's entry,
-// relative to b_lo; a lane without one: bi = kNoEntry), exc_rest reads the others after the loop.
+// The exceptions of one warp (Args, the warp's offsets and entries): `blk_has` bit j = block b_lo + j has any;
+// at most 32 entries are held one per lane (`e`, block index `bi` of lane's entry), more are read per group from
+// global memory (slow path).
 struct WarpExc {
-  int off_lane = 0;   // lane j <= nb: offset of block b_lo + j (until the entries are loaded)
+  int off_lane = 0;   // lane j <= nb: offset of block b_lo + j
+  int e_total = 0;    // entries of the warp's blocks
   int bi = 0;         // block (relative to b_lo) of this lane's entry
   unsigned blk_has = 0;
-  uint32_t e = 0;     // this lane's entry
+  uint32_t e = 0;     // this lane's entry (e_total <= 32)
 };
-constexpr int kNoEntry = 1 << 20;  // (its group is never a group of the warp)
 
-// Exceptions, corrected after the main loop (perf-notes step 108). An exception's slot holds the placeholder kPadCoded,
-// which decodes to p = 2^(A + 15 - 127) in the coded domain, so the loop's MMAs add p x[t][k] in its place; after the
-// loop the warp takes that term out and puts the weight's in: acc = (acc - p x) + w x (w = true bits x 2^d; both
-// products exact in FP32: 8-bit significands). A probe row (one nonzero x column) thus comes out exact, the order does
-// not depend on m or on how x arrives (batch invariance), and the main loop carries no exception code: the decode and
-// the MMAs run as without exceptions (the in-loop patch cost 0.5-1 us on every 12-bit plan kernel, steps 103, 106;
-// corrections inside the loop perturbed it as much, step 108). Which lanes: the 4 lanes holding rows r and r + 8
-// (r = lane >> 2, a row class) take their class's entries in table order, all classes at once (the number of passes
-// is the most entries of one class). x[t][k]: staged x (`xg` = the warp's first column, natural layout, xs_stride
-// elements per token), or with kXR the columns of the warp's first kExcCols entries, copied at entry (`xg` = the
-// warp's kExcCols x 8 NT words), others from global memory.
-constexpr int kExcCols = 4;
-template <int NT, bool kXR>
-__device__ __forceinline__ void exc_fix(const Args& a, const WarpExc& wx, int g_begin, int n, int lane, int tok0,
-                                        uint32_t xg, int xs_stride, float (&acc)[NT][4]) {
-  const uint32_t A = (a.dec_or & 0xFFu) << 1;
-  const float p = __uint_as_float((A + 15u) << 23);
-  const int rq = lane >> 2, cq = 2 * (lane & 3), xrows = x_rows<NT>(a.m);
-  // x[t][column kk from the warp's first] of entry j: staged x, or the copied column (j < kExcCols), else global memory
-  auto xval = [&](int t, int kk, int j) -> float {
-    if (tok0 + t >= a.m) return 0.f;  // (columns never stored)
-    unsigned short v;
-    if constexpr (kXR) {
-      const int k = g_begin * 64 + kk;
-      if (j < kExcCols) {
-        uint32_t wd;
-        asm("ld.shared.u32 %0, [%1];" : "=r"(wd) : "r"(xg + static_cast<uint32_t>((j * 8 * NT + t) * 4)));
-        v = static_cast<unsigned short>((k & 1) ? (wd >> 16) : (wd & 0xFFFFu));
-      } else {
-        v = __ldg(reinterpret_cast<const unsigned short*>(a.x) + static_cast<int64_t>(tok0 + t) * a.k + k);
-      }
-    } else {
-      asm("ld.shared.u16 %0, [%1];"
-          : "=h"(v)
-          : "r"(xg + static_cast<uint32_t>((min(t, xrows - 1) * xs_stride + kk) * 2)));
+// Patch the exceptions of group g (the warp's `blk`-th block) that fall in half HS: the rare path, taken only
+// when the group's block has entries (warp-uniform).
+template <int HS>
+__device__ __forceinline__ void patch_half(const Args& a, const WarpExc& x, int g, int g_begin, int blk, int lane,
+                                        uint32_t (&r)[1][2][4]) {
+  if (x.e_total <= 32) {
+    // (the empty asm keeps every use of the entry inside this rare branch: hoisted out of the main loop, the
+    // group index below made the first group wait for the entry's load, perf-notes step 38)
+    uint32_t e = x.e;
+    asm volatile("" : "+r"(e));
+    const int my_grp = ((g_begin >> 2) + x.bi) * 4 + static_cast<int>((e >> 16) & 255) / 64;
+    unsigned emask = __ballot_sync(0xFFFFFFFFu, lane < x.e_total && my_grp == g);
+    while (emask) {
+      const int src = __ffs(emask) - 1;
+      emask &= emask - 1;
+      apply_exc<HS>(__shfl_sync(0xFFFFFFFFu, e, src), lane, a.exc_scale, r);
     }
-    return __uint_as_float(static_cast<uint32_t>(v) << 16);
-  };
-  // This lane's entry (the warp's first 32 are held by the lanes; exc_rest takes any others after the loop): desc =
-  // row (bits 0..3; 16 = none here) | its column from xg's first << 5.
-  const int kw = ((g_begin >> 2) + wx.bi) * 256 + static_cast<int>((wx.e >> 16) & 255u) - g_begin * 64;
-  const bool in = kw >= 0 && kw < n * 64;
-  const uint32_t desc = in ? ((wx.e >> 24) | (static_cast<uint32_t>(kw) << 5)) : 16u;
-  const float wv = __uint_as_float((wx.e & 0xFFFFu) << 16) * a.exc_scale;
-  unsigned mine = 0;
-#pragma unroll
-  for (int r = 0; r < 8; ++r) {
-    const unsigned bal = __ballot_sync(0xFFFFFFFFu, (desc & 31u) == static_cast<uint32_t>(r) ||
-                                                        (desc & 31u) == static_cast<uint32_t>(r + 8));
-    if (r == rq) mine = bal;
+    return;
   }
-  const int trips = static_cast<int>(__reduce_max_sync(0xFFFFFFFFu, static_cast<unsigned>(__popc(mine))));
-  for (int it = 0; it < trips; ++it) {
-    const bool own = mine != 0;
-    const int j = own ? __ffs(mine) - 1 : 0;
-    mine &= mine - 1;
-    const uint32_t d = __shfl_sync(0xFFFFFFFFu, desc, j);
-    const float w = __shfl_sync(0xFFFFFFFFu, wv, j);
-    const int kk = static_cast<int>(d >> 5);
-    const bool hi = (d & 8u) != 0;
-#pragma unroll
-    for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const float xv = own ? xval(nt * 8 + cq + h, kk, j) : 0.f;
-        const float c = hi ? acc[nt][2 + h] : acc[nt][h];
-        const float r = __fmaf_rn(w, xv, __fmaf_rn(-p, xv, c));
-        if (own) {
-          if (hi)
-            acc[nt][2 + h] = r;
-          else
-            acc[nt][h] = r;
-        }
-      }
+  // many exceptions in this warp's blocks: scan the group's block from global memory
+  const int lo = __shfl_sync(0xFFFFFFFFu, x.off_lane, blk), hi = __shfl_sync(0xFFFFFFFFu, x.off_lane, blk + 1);
+  for (int q0 = lo; q0 < hi; q0 += 32) {
+    const uint32_t e = q0 + lane < hi ? __ldg(a.exc + q0 + lane) : 0u;
+    unsigned mask = __ballot_sync(0xFFFFFFFFu, q0 + lane < hi && static_cast<int>((e >> 16) & 255) / 64 == (g & 3));
+    while (mask) {
+      const int src = __ffs(mask) - 1;
+      mask &= mask - 1;
+      apply_exc<HS>(__shfl_sync(0xFFFFFFFFu, e, src), lane, a.exc_scale, r);
+    }
   }
 }
 
-// A warp's entries past its first 32 (dense exceptions: correctness, not speed), after the main loop: entry by entry in
-// table order from global memory, each after all of its group's MMAs as exc_group requires; x staged (`xs`: this CTA's
-// columns from kc0) or, with kXR, from global memory.
-template <int NT, bool kXR>
-__device__ __forceinline__ void exc_rest(const Args& a, int rt, int nb, int g_begin, int n, int lane, int tok0, int kc0,
-                                      uint32_t xs, int xs_stride, float (&acc)[NT][4]) {
-  const uint32_t A = (a.dec_or & 0xFFu) << 1;
-  const float p = __uint_as_float((A + 15u) << 23);
-  const int rq = lane >> 2, cq = 2 * (lane & 3), xrows = x_rows<NT>(a.m);
-  const uint32_t* off = a.exc_off + static_cast<int64_t>(rt) * a.k_blocks + (g_begin >> 2);  // (read again: rare)
-  const int e0 = static_cast<int>(__ldg(off)), e1 = static_cast<int>(__ldg(off + nb));
-  for (int q = e0 + 32; q < e1; ++q) {
-    const uint32_t e = __ldg(a.exc + q);
-    int bi = 0;
-    for (int j = 1; j < nb; ++j)
-      if (static_cast<int>(__ldg(off + j)) <= q) bi = j;
-    const int row = static_cast<int>(e >> 24), k = ((g_begin >> 2) + bi) * 256 + static_cast<int>((e >> 16) & 255u);
-    if ((row & 7) != rq || (k >> 6) < g_begin || (k >> 6) >= g_begin + n) continue;  // (its row; this warp's groups)
-    const float w = __uint_as_float((e & 0xFFFFu) << 16) * a.exc_scale;
-#pragma unroll
-    for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int t = nt * 8 + cq + h;
-        float xv = 0.f;
-        if (tok0 + t < a.m) {
-          unsigned short v;
-          if constexpr (kXR)
-            v = __ldg(reinterpret_cast<const unsigned short*>(a.x) + static_cast<int64_t>(tok0 + t) * a.k + k);
-          else
-            asm("ld.shared.u16 %0, [%1];"
-                : "=h"(v)
-                : "r"(xs + static_cast<uint32_t>((min(t, xrows - 1) * xs_stride + k - kc0) * 2)));
-          xv = __uint_as_float(static_cast<uint32_t>(v) << 16);
-        }
-        const float c = row >= 8 ? acc[nt][2 + h] : acc[nt][h];
-        const float r = __fmaf_rn(w, xv, __fmaf_rn(-p, xv, c));
-        if (row >= 8)
-          acc[nt][2 + h] = r;
-        else
-          acc[nt][h] = r;
-      }
-  }
-}
-
-// Half a group (k steps 2 HS, 2 HS + 1): decode, multiply by every n tile (exceptions: exc_group after the group).
-// `diag` is 0 in the library (a compile-time constant there).
+// Half a group (k steps 2 HS, 2 HS + 1): decode, patch the exceptions that fall in it (`exc`: the group's block
+// has some), multiply by every n tile. `diag` is 0 in the library (a compile-time constant there).
 // x's ldmatrix rows: kSwz = false, the staged x (natural layout, xs_stride BF16 per token row; xrow = this lane's row
 // at the group's first column); kSwz = true, the group's x box in the ring (8 NT token rows of 128 bytes, 128B
 // swizzle: 16-byte chunk c of row r at chunk c ^ (r & 7); xrow = this lane's row, xs_stride = its chunk offset
 // ((lane >> 3) ^ (lane & 7)) 16 for half 0, ^ 64 for half 1).
 template <class Src, int NT, int HS, bool kSwz = false>
-__device__ __forceinline__ void half_step(const Args& a, const uint4 (&b)[Src::kLoads], uint32_t xrow, int xs_stride,
+__device__ __forceinline__ void half_step(const Args& a, const uint4 (&b)[Src::kLoads], bool exc, const WarpExc& wx,
+                                          int g, int g_begin, int blk, int lane, uint32_t xrow, int xs_stride,
                                           float (&acc)[Src::kTerms][NT][4], int diag) {
   constexpr int T = Src::kTerms;
   uint32_t r[T][2][4];
@@ -446,6 +369,9 @@ __device__ __forceinline__ void half_step(const Args& a, const uint4 (&b)[Src::k
     Src::template decode<HS, true>(b, a, r);
   } else {
     Src::template decode<HS>(b, a, r);
+  }
+  if constexpr (Src::kExc) {
+    if (exc) patch_half<HS>(a, wx, g, g_begin, blk, lane, r);
   }
 #pragma unroll
   for (int nt = 0; nt < NT; ++nt) {
@@ -762,22 +688,20 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
     if (warp < warps) asm volatile("bar.sync 1, %0;\n" ::"r"(nthr_c) : "memory");  // x staged
   }
   if (trace && threadIdx.x == 0) stamp(trace, 1);
-  // 4. Exception entries (<= 32 per warp: one per lane, used by exc_group after a group whose block has entries; more:
-  //    read there from global memory). blk_has: bit j = block b_lo + j has any. After x has landed: requested before,
-  //    the dependent entry load held the x barrier back by ~0.5 us (perf-notes step 23).
+  // 4. Exception entries (<= 32 per warp: one per lane, consumed only by a group whose block has entries; more:
+  //    read per group from global memory, slow path). blk_has: bit j = block b_lo + j has any. After x has
+  //    landed: requested before, the dependent entry load held the x barrier back by ~0.5 us (perf-notes
+  //    step 23).
   if constexpr (Src::kExc) {
     if (n > 0) {
       const int e0 = __shfl_sync(0xFFFFFFFFu, wx.off_lane, 0);
-      const int e_total = __shfl_sync(0xFFFFFFFFu, wx.off_lane, nb) - e0;
+      wx.e_total = __shfl_sync(0xFFFFFFFFu, wx.off_lane, nb) - e0;
       const int next = __shfl_down_sync(0xFFFFFFFFu, wx.off_lane, 1);
-      wx.blk_has = __ballot_sync(0xFFFFFFFFu, lane < nb && next > wx.off_lane) | (e_total > 32 ? 1u << 31 : 0u);
+      wx.blk_has = __ballot_sync(0xFFFFFFFFu, lane < nb && next > wx.off_lane);
       const int q = e0 + lane;
       for (int j = 1; j < nb; ++j)
         if (__shfl_sync(0xFFFFFFFFu, wx.off_lane, j) <= q) wx.bi = j;
-      if (lane < e_total)
-        wx.e = __ldg(a.exc + q);
-      else
-        wx.bi = kNoEntry;
+      if (wx.e_total <= 32 && lane < wx.e_total) wx.e = __ldg(a.exc + q);
     }
   }
 
@@ -800,14 +724,16 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
     // ldmatrix row `xr`: of the staged x (its stride xs_stride), or with kXR of the group's box in the ring (its
     // swizzled chunk offset xsw).
     const int xsw = ((lane >> 3) ^ (lane & 7)) * 16;
-    auto group = [&](uint4 (&b)[Src::kLoads], uint32_t xr, auto&& mid) {
+    auto group = [&](int i, uint4 (&b)[Src::kLoads], uint32_t xr, auto&& mid) {
+      const int g = g_begin + i, blk = (g >> 2) - (g_begin >> 2);
+      const bool exc = Src::kExc && ((wx.blk_has >> blk) & 1u) && !(diag & kNoPatch);  // warp-uniform; almost always false
       const int xs = kXR ? xsw : xs_stride;
-      if (!(diag & 1)) half_step<Src, NT, 0, kXR>(a, b, xr, xs, acc, diag);
+      if (!(diag & 1)) half_step<Src, NT, 0, kXR>(a, b, exc, wx, g, g_begin, blk, lane, xr, xs, acc, diag);
       mid();
-      if (!(diag & 1)) half_step<Src, NT, 1, kXR>(a, b, xr, xs, acc, diag);
+      if (!(diag & 1)) half_step<Src, NT, 1, kXR>(a, b, exc, wx, g, g_begin, blk, lane, xr, xs, acc, diag);
     };
     if (S == 0) {
-      if (n > 0) group(bd, xrow, [] {});
+      if (n > 0) group(0, bd, xrow, [] {});
       if (trace && threadIdx.x == 0) stamp(trace, 2, acc[0][0][0] == 12345.f ? 1ull : 0ull);
     } else {
       // x phases still to wait for: their first groups, one byte each (phase 0 starts at group 0; a spent
@@ -823,12 +749,12 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
         }
         if (n > 0) {
           if constexpr (kRegFirst) {
-            group(bd, xrow, [] {});
+            group(0, bd, xrow, [] {});
           } else {
             const uint8_t* pre = smem + pre_off + warp * kSlot;
             uint4 b[Src::kLoads];
             Src::template lds_half<0>(pre, lane, b);
-            group(b, xrow, [&] { Src::template lds_half<1>(pre, lane, b); });
+            group(0, b, xrow, [&] { Src::template lds_half<1>(pre, lane, b); });
           }
         }
         if (trace && threadIdx.x == 0 && !(diag & 256)) stamp(trace, 2, acc[0][0][0] == 12345.f ? 1ull : 0ull);
@@ -850,25 +776,11 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
           Src::template lds_half<0>(slot, lane, b);
           if constexpr (kXR) {  // (the stage's x box is read by both halves: released after the group)
             const uint32_t xb = xr0 + static_cast<uint32_t>((s * a.wk + kw) * NT * 1024 + (lane & 7) * 128);
-            group(b, xb, [&] { Src::template lds_half<1>(slot, lane, b); });
+            group(i, b, xb, [&] { Src::template lds_half<1>(slot, lane, b); });
             __syncwarp();
             if (lane == 0 && !(diag & 8192)) mbar_arrive(empty);
-            if constexpr (Src::kExc) {
-              // halfway, once: the x columns of the warp's first kExcCols entries for exc_fix (cp.async, waited for
-              // after the loop; by now the entries have landed: at the loop's start they would hold it back)
-              if (i == (n >> 1) && lane < kExcCols && wx.bi != kNoEntry) {
-                const int k = ((g_begin >> 2) + wx.bi) * 256 + static_cast<int>((wx.e >> 16) & 255u);
-                const uint32_t dst = smem_u32(smem) + static_cast<uint32_t>(a.xc_off + (warp * kExcCols + lane) * 8 * NT * 4);
-#pragma unroll
-                for (int t = 0; t < 8 * NT; ++t) {
-                  const bool ok = tok0 + t < a.m;
-                  cp_async4(dst + static_cast<uint32_t>(t * 4),
-                            ok ? a.x + static_cast<int64_t>(tok0 + t) * a.k + (k & ~1) : a.x, ok ? 4 : 0);
-                }
-              }
-            }
           } else {
-            group(b, xrow + static_cast<uint32_t>(i * 128), [&] {
+            group(i, b, xrow + static_cast<uint32_t>(i * 128), [&] {
               Src::template lds_half<1>(slot, lane, b);
               __syncwarp();
               if (lane == 0 && !(diag & 8192)) mbar_arrive(empty);  // slot read: release it
@@ -886,24 +798,8 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
       }
     }
   }
-  // Coded-domain sums (Dec12) -> true sums: times 2^-d, exact (a power of two; perf-notes step 42). First the
-  // exceptions: with x staged all of them now (exc_group), and where a warp has more than 32 entries, the others
-  // (exc_rest).
+  // Coded-domain sums (Dec12) -> true sums: times 2^-d, exact (a power of two; perf-notes step 42).
   if constexpr (Src::kExc) {
-    if (n > 0 && (wx.blk_has << 1) && !(diag & kNoPatch)) {
-      if constexpr (kXR) asm volatile("cp.async.wait_all;\n" ::: "memory");  // (this lane's x columns; the warp's:)
-      __syncwarp();
-      exc_fix<NT, kXR>(a, wx, g_begin, n, lane, tok0,
-                       smem_u32(smem) + static_cast<uint32_t>(kXR ? a.xc_off + warp * kExcCols * 8 * NT * 4
-                                                                  : kw * a.gpw * 64 * 2),
-                       xs_stride, acc[0]);
-    }
-    if (n > 0 && (wx.blk_has >> 31) && !(diag & kNoPatch)) {
-      uint32_t bx;  // (the row tile read again rather than kept live across the loop: ptxas spilled it)
-      asm volatile("mov.u32 %0, %%ctaid.x;\n" : "=r"(bx));
-      exc_rest<NT, kXR>(a, static_cast<int>(bx) / a.cs * a.rt_cta + warp % a.rt_cta, nb, g_begin, n, lane, tok0,
-                        crank * k_cta, smem_u32(smem), xs_stride, acc[0]);
-    }
 #pragma unroll
     for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
@@ -960,18 +856,13 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   const int mc = min(8 * NT, a.m - tok0);  // valid tokens of this chunk
   const int ntv = (mc + 7) / 8;
   const int tile_rows = a.rt_cta * 16;
-  // (the row block read again rather than kept live across the main loop, where ptxas spilled it: in the 17-warp
-  // hi + lo variant, and with the exception path of step 108 in the 2-n-tile workspace variants; cluster variants: the
-  // cluster's index)
-  int rblock_t;
+  // (cluster variants: the row block is the cluster's index, read again rather than kept live across the main
+  // loop, where ptxas spilled it in the 17-warp hi + lo variant)
+  int rblock_t = rblock;
   if constexpr (kCluster) {
     uint32_t cid;
     asm volatile("mov.u32 %0, %%clusterid.x;\n" : "=r"(cid));
     rblock_t = static_cast<int>(cid);
-  } else {
-    uint32_t bx;
-    asm volatile("mov.u32 %0, %%ctaid.x;\n" : "=r"(bx));
-    rblock_t = static_cast<int>(bx) / a.cs;
   }
   const int row0 = (rblock_t * a.rt_cta) * 16;
   using Out = typename Src::Out;
@@ -1084,7 +975,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   // one thread publishes it (CTA barrier, then an acq_rel arrival count); the tile's CTAs each sum a share
   // (Args::dist) or the last arrival sums all of it: the cs partials in split order (k ascending), 4 rows per
   // thread, straight to the output.
-  const int tile_id = static_cast<int>(blockIdx.y) * static_cast<int>(gridDim.x / a.cs) + rblock_t;
+  const int tile_id = static_cast<int>(blockIdx.y) * static_cast<int>(gridDim.x / a.cs) + rblock;
   const int pstride = tile_rows * mc;
   float* w = a.ws + static_cast<int64_t>(tile_id) * a.cs * tile;
   for_tile([&](int rl, int tl, float v) { __stcg(w + crank * pstride + tl * tile_rows + rl, v); });
@@ -1266,15 +1157,13 @@ void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr) {
   size_t budget = smem_budget(MINB);
   // kXR: per stage, every k warp's x box (8 NT tokens x 128 bytes), after the weight ring (+ 1 KB to align it).
   const size_t sbx = xr ? static_cast<size_t>(a.wk) * NT * 1024 : 0, xpad = xr ? 1024 : 0;
-  // kXR, 12-bit: the x columns of each warp's first exceptions (exc_fix), after the x ring
-  const size_t xcb = xr && Src::kExc ? static_cast<size_t>(warps) * kExcCols * 8 * NT * 4 : 0;
   // Every warp's first group by plain loads at entry, the ring carries the rest (perf-notes steps 49, 50, 55; which
   // variants: first_group_ok; not with x through the ring: its x would come after).
   a.direct0 = (a.gpw >= 2 && !a.direct0_off && !xr && first_group_ok<Src, NT, MAXT>()) ? 1 : 0;
   const size_t pre = (a.direct0 && Src::kTerms > 1) ? sb : 0;  // multi-term: the first group's slots after the ring
   const int cap = std::min(kMaxStages, a.max_stages < kMaxStages ? a.max_stages : xr ? kXRingStages : kMaxStages);
   const int want = std::max(1, std::min(std::min(a.gpw, a.k_groups) - a.direct0, cap));
-  const size_t fixed_b = r0 + kBarBytes + pre + xpad + xcb;
+  const size_t fixed_b = r0 + kBarBytes + pre + xpad;
   // The 2-CTA variant with a grid of more than two CTAs per SM: a ring small enough for 3 or 4 CTAs per SM (the
   // whole grid resident at once instead of a second wave; perf-notes step 100), where the layout fits that (at least
   // two stages); else the 2-per-SM budget as before.
@@ -1291,9 +1180,8 @@ void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr) {
   a.stages = a.gpw == 1 ? 0 : std::min(want, fit);  // one group per warp: direct loads, no ring (lower latency)
   a.bar_off = static_cast<int>(r0);
   a.xr_off = static_cast<int>(r0 + kBarBytes + static_cast<size_t>(a.stages) * sb);
-  a.xc_off = static_cast<int>(a.xr_off + xpad + static_cast<size_t>(a.stages) * sbx);
   const size_t smem = r0 + (a.stages > 0 ? kBarBytes + static_cast<size_t>(a.stages) * sb + pre : 0) +
-                      (xr ? xpad + static_cast<size_t>(a.stages) * sbx + xcb : 0);
+                      (xr ? xpad + static_cast<size_t>(a.stages) * sbx : 0);
   if (warps < 1 || warps > 31 || (warps + 1) * 32 > MAXT || a.cs < 1 || a.cs > 16 || a.gpw < 1 || a.gpw > 112 ||
       (a.gpw > 1 && a.stages < 1) || (a.cs > 1 && (a.ws == nullptr || a.cnt == nullptr)))
     throw Error(fmt::format("solgemm: skinny launch: bad layout rt_cta={} wk={} gpw={} cs={} (x and partials {} B + "
