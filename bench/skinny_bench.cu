@@ -12,7 +12,8 @@
 // bench instantiation's producer tests its knobs at run time and streams ~0.7-1.3 us slower than the library's
 // would, perf-notes step 93),
 // "-benchk-nopatch" / "-benchk-noexc" (the bench instantiation: tables read but no patch / tables emptied, step 103),
-// "-nod0" (every group through the ring, perf-notes step 49), "-nodecode" (raw bits as MMA operands), "-xfirst" (the producer waits until x is requested), "-xonephase" (x in
+// "-exc1of<s>" (only row tiles rt % s == 0 keep their exception entries: step 109), "-nod0" (every group through the
+// ring, perf-notes step 49), "-nodecode" (raw bits as MMA operands), "-xfirst" (the producer waits until x is requested), "-xonephase" (x in
 // one phase), "-benchk" (the bench's kernel instantiation without any experiment: the diagnostic rows run it, the
 // plan and candidate rows the library's), "-S<n>" (ring depth capped at n stages), "-nowait" (the compute alone:
 // the loop does not wait for its stages; wrong results), "-iadd" (the 12-bit decode in the true domain, an IADD
@@ -38,6 +39,7 @@
 #include <cstdio>
 #include <exception>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -293,6 +295,30 @@ int main(int argc, char** argv) {
     CK(cudaMalloc(&d_zero, pk.exc_off.size() * 4 + 4));
     CK(cudaMemset(d_zero, 0, pk.exc_off.size() * 4 + 4));
     CK(cudaMemcpy(d_exc, pk.exc.data(), pk.exc.size() * 4, cudaMemcpyHostToDevice));
+    // Thinned exception tables (the "-exc1of<s>" rows, perf-notes step 109): only row tiles rt % s == 0 keep their
+    // entries (a compacted copy of the entries and its offsets; wrong results in the others): what the exception path
+    // costs as fewer warps hold any entry.
+    std::vector<std::tuple<int, uint32_t*, uint32_t*>> d_thin;
+    if (!pk.exc_off.empty()) {
+      for (int sth : {2, 4, 8, 16}) {
+        std::vector<uint32_t> off2(pk.exc_off.size()), exc2;
+        for (int64_t rt = 0; rt < pk.row_tiles; ++rt)
+          for (int64_t b = 0; b < pk.k_blocks; ++b) {
+            const int64_t i = rt * pk.k_blocks + b;
+            off2[static_cast<size_t>(i)] = static_cast<uint32_t>(exc2.size());
+            if (rt % sth == 0)
+              exc2.insert(exc2.end(), pk.exc.begin() + pk.exc_off[static_cast<size_t>(i)],
+                          pk.exc.begin() + pk.exc_off[static_cast<size_t>(i) + 1]);
+          }
+        off2.back() = static_cast<uint32_t>(exc2.size());
+        uint32_t *d_o, *d_e;
+        CK(cudaMalloc(&d_o, off2.size() * 4 + 4));
+        CK(cudaMemcpy(d_o, off2.data(), off2.size() * 4, cudaMemcpyHostToDevice));
+        CK(cudaMalloc(&d_e, exc2.size() * 4 + 4));
+        CK(cudaMemcpy(d_e, exc2.data(), exc2.size() * 4, cudaMemcpyHostToDevice));
+        d_thin.emplace_back(sth, d_o, d_e);
+      }
+    }
     solgemm::kernels::PackedView v = packed_view(pk, d_data, d_off, d_exc);
     v.split = split;
     if (std::getenv("SKINNY_NCU")) {
@@ -453,6 +479,35 @@ int main(int argc, char** argv) {
         }) - fixed;
         std::printf("%-12s %4d %-18s %9.2f %9.2f %8.3f %8.0f %10s\n", sh.name, m, (lstr(sh.cands[0]) + suffix).c_str(),
                     us, ceil_us, us / ceil_us, bytes / (us * 1e3), "-");
+      }
+      for (const auto& [sth, d_o, d_e] : d_thin) {  // thinned exception tables (step 109)
+        solgemm::kernels::PackedView vd = v;
+        vd.exc_off = d_o;
+        vd.exc = d_e;
+        const solgemm::Config c = cfg_of(sh.cands[0], nt);
+        const float us = tm.time([&] {
+          run_skinny(c, vd, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
+        }) - fixed;
+        std::printf("%-12s %4d %-18s %9.2f %9.2f %8.3f %8.0f %10s\n", sh.name, m,
+                    (lstr(sh.cands[0]) + fmt::format("-exc1of{}", sth)).c_str(), us, ceil_us, us / ceil_us,
+                    bytes / (us * 1e3), "-");
+        if (sth == 16 && std::getenv("TIMELINE_DUMP")) {  // per CTA: do the CTAs with entries end later? (step 109)
+          const int ctas = c.split_k * static_cast<int>(((sh.rows + 15) / 16 + c.rt_cta - 1) / c.rt_cta);
+          for (int variant = 0; variant < 3; ++variant) {
+            solgemm::kernels::PackedView vt = vd;
+            if (variant == 1) {
+              vt.exc_off = v.exc_off;
+              vt.exc = v.exc;
+            }
+            if (variant == 2) vt.exc_off = d_zero;
+            const char* tag = variant == 0 ? "-exc1of16" : variant == 1 ? "-excall" : "-excnone";
+            tm.timeline(fmt::format("{} m={} {}{}", sh.name, m, lstr(sh.cands[0]), tag).c_str(), ctas, trace,
+                        [&](unsigned long long* tr) {
+                          vt.trace = tr;
+                          run_skinny(c, vt, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
+                        });
+          }
+        }
       }
       for (int st : {1, 2, 3, 4, 6, 7, 8}) {  // ring depth cap
         if (quick) break;
@@ -696,6 +751,10 @@ int main(int argc, char** argv) {
     CK(cudaFree(d_off));
     CK(cudaFree(d_exc));
     CK(cudaFree(d_zero));
+    for (const auto& [sth, d_o, d_e] : d_thin) {
+      CK(cudaFree(d_o));
+      CK(cudaFree(d_e));
+    }
     CK(cudaFree(dw));
   }
 
