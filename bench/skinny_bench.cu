@@ -453,6 +453,15 @@ int main(int argc, char** argv) {
           });
         }
       }
+      // One diagnostic row: the plan's layout on `vd`, its label the layout's plus `suffix`.
+      const solgemm::Config c0 = cfg_of(sh.cands[0], nt);
+      auto diag_row = [&](const solgemm::kernels::PackedView& vd, const std::string& suffix) {
+        const float us = tm.time([&] {
+          run_skinny(c0, vd, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
+        }) - fixed;
+        std::printf("%-12s %4d %-18s %9.2f %9.2f %8.3f %8.0f %10s\n", sh.name, m, (lstr(sh.cands[0]) + suffix).c_str(),
+                    us, ceil_us, us / ceil_us, bytes / (us * 1e3), "-");
+      };
       // The plan's layout, diagnostic variants: no exceptions (tables emptied), ring only (no decode, no MMA),
       // no reduction, both.
       const std::pair<const char*, int> variants[] = {{"-noexc", 0}, {"-ring", 1}, {"-notail", 2}, {"-ring-notail", 3},
@@ -473,26 +482,15 @@ int main(int argc, char** argv) {
           vd.diag = 0;
           vd.split.cnt64 = nullptr;
         }
-        const solgemm::Config c = cfg_of(sh.cands[0], nt);
-        const float us = tm.time([&] {
-          run_skinny(c, vd, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
-        }) - fixed;
-        std::printf("%-12s %4d %-18s %9.2f %9.2f %8.3f %8.0f %10s\n", sh.name, m, (lstr(sh.cands[0]) + suffix).c_str(),
-                    us, ceil_us, us / ceil_us, bytes / (us * 1e3), "-");
+        diag_row(vd, suffix);
       }
+      const int ctas0 = c0.split_k * static_cast<int>(((sh.rows + 15) / 16 + c0.rt_cta - 1) / c0.rt_cta);
       for (const auto& [sth, d_o, d_e] : d_thin) {  // thinned exception tables (step 109)
         solgemm::kernels::PackedView vd = v;
         vd.exc_off = d_o;
         vd.exc = d_e;
-        const solgemm::Config c = cfg_of(sh.cands[0], nt);
-        const float us = tm.time([&] {
-          run_skinny(c, vd, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
-        }) - fixed;
-        std::printf("%-12s %4d %-18s %9.2f %9.2f %8.3f %8.0f %10s\n", sh.name, m,
-                    (lstr(sh.cands[0]) + fmt::format("-exc1of{}", sth)).c_str(), us, ceil_us, us / ceil_us,
-                    bytes / (us * 1e3), "-");
+        diag_row(vd, fmt::format("-exc1of{}", sth));
         if (sth == 16 && std::getenv("TIMELINE_DUMP")) {  // per CTA: do the CTAs with entries end later? (step 109)
-          const int ctas = c.split_k * static_cast<int>(((sh.rows + 15) / 16 + c.rt_cta - 1) / c.rt_cta);
           for (int variant = 0; variant < 3; ++variant) {
             solgemm::kernels::PackedView vt = vd;
             if (variant == 1) {
@@ -501,10 +499,10 @@ int main(int argc, char** argv) {
             }
             if (variant == 2) vt.exc_off = d_zero;
             const char* tag = variant == 0 ? "-exc1of16" : variant == 1 ? "-excall" : "-excnone";
-            tm.timeline(fmt::format("{} m={} {}{}", sh.name, m, lstr(sh.cands[0]), tag).c_str(), ctas, trace,
+            tm.timeline(fmt::format("{} m={} {}{}", sh.name, m, lstr(sh.cands[0]), tag).c_str(), ctas0, trace,
                         [&](unsigned long long* tr) {
                           vt.trace = tr;
-                          run_skinny(c, vt, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
+                          run_skinny(c0, vt, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
                         });
           }
         }
@@ -513,18 +511,11 @@ int main(int argc, char** argv) {
         if (quick) break;
         solgemm::kernels::PackedView vt = v;
         vt.max_stages = st;
-        const solgemm::Config c = cfg_of(sh.cands[0], nt);
-        const int ctas = c.split_k * static_cast<int>(((sh.rows + 15) / 16 + c.rt_cta - 1) / c.rt_cta);
-        const float us = tm.time([&] {
-          run_skinny(c, vt, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
-        }) - fixed;
-        std::printf("%-12s %4d %-18s %9.2f %9.2f %8.3f %8.0f %10s\n", sh.name, m,
-                    (lstr(sh.cands[0]) + fmt::format("-S{}", st)).c_str(), us, ceil_us, us / ceil_us,
-                    bytes / (us * 1e3), "-");
+        diag_row(vt, fmt::format("-S{}", st));
         if (m == 1 && (st == 2 || st == 4))
-          tm.timeline(fmt::format("{} m={} S{}", sh.name, m, st).c_str(), ctas, trace, [&](unsigned long long* tr) {
+          tm.timeline(fmt::format("{} m={} S{}", sh.name, m, st).c_str(), ctas0, trace, [&](unsigned long long* tr) {
             vt.trace = tr;
-            run_skinny(c, vt, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
+            run_skinny(c0, vt, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
           });
       }
       // Timelines of the plan's layout (stamps: x staged, first group, loop done, local, count, out), and of its
