@@ -253,7 +253,8 @@ int main(int argc, char** argv) {
   void* out;
   CK(cudaMalloc(&out, 256ull * 8192 * 4));
   unsigned long long* trace;
-  CK(cudaMalloc(&trace, 8192ull * 8 * 8));
+  // (timelines: 8 stamps per CTA; ring traces: kRingTraceOff + 256 per CTA, up to 1024 CTAs)
+  CK(cudaMalloc(&trace, (solgemm::kernels::family::kRingTraceOff + 1024ull * 256) * 8));
   unsigned long long* stamps;
   CK(cudaMalloc(&stamps, 64));
   unsigned long long* big_trace;  // (SKINNY_XRING ring traces: up to 512 CTAs)
