@@ -13,8 +13,8 @@
 // would, perf-notes step 93),
 // "-benchk-nopatch" / "-benchk-noexc" (the bench instantiation: tables read but no patch / tables emptied, step 103),
 // "-exc1of<s>" (only row tiles rt % s == 0 keep their exception entries: step 109), "-nod0" (every group through the
-// ring, perf-notes step 49), "-nodecode" (raw bits as MMA operands), "-xfirst" (the producer waits until x is requested), "-xonephase" (x in
-// one phase), "-benchk" (the bench's kernel instantiation without any experiment: the diagnostic rows run it, the
+// ring, perf-notes step 49), "-nodecode" (raw bits as MMA operands), "-xfirst" (the producer waits until x is
+// requested), "-xonephase" (x in one phase), "-benchk" (the bench's kernel instantiation without any experiment: the diagnostic rows run it, the
 // plan and candidate rows the library's), "-S<n>" (ring depth capped at n stages), "-nowait" (the compute alone:
 // the loop does not wait for its stages; wrong results), "-iadd" (the 12-bit decode in the true domain, an IADD
 // per register, as before perf-notes step 42); router: "-notail", "-nomma",

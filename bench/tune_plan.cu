@@ -44,21 +44,13 @@ namespace {
 
 using namespace bench;  // NOLINT: the shared timing and data helpers
 
-struct Layout {
-  int cs, rt, wk, gpw;
-  bool nc = false;  // (TUNE_LAYOUTS "/nc": split K through the workspace, never a cluster)
-  bool lt = false;  // ("/lt": that split-K tail summed by each tile's last arrival, not shared)
-};
+using Layout = NamedLayout;  // (bench_data.cuh; nc / lt only from TUNE_LAYOUTS)
 std::string lstr(const Layout& l) {
   return fmt::format("cs{}/rt{}/wk{}/g{}{}{}", l.cs, l.rt, l.wk, l.gpw, l.nc ? "/nc" : "", l.lt ? "/lt" : "");
 }
 // TUNE_LAYOUTS="cs11/rt6/wk2/g6,cs8/rt6/wk2/g8/nc,...": these layouts instead of the enumerated ones (they may cover
 // more than K's groups: the last k slices then hold fewer; "/nc": no cluster, "/lt": last-arrival tail; NamedLayout).
-std::vector<Layout> given_layouts() {
-  std::vector<Layout> v;
-  for (const NamedLayout& n : env_layouts("TUNE_LAYOUTS", "tune_plan")) v.push_back({n.cs, n.rt, n.wk, n.gpw, n.nc, n.lt});
-  return v;
-}
+std::vector<Layout> given_layouts() { return env_layouts("TUNE_LAYOUTS", "tune_plan"); }
 // The K-order class (see the header comment).
 std::string kclass(const Layout& l) {
   if (l.cs == 1 || l.wk == 1) return fmt::format("seq {}x{}", l.cs * l.wk, l.gpw);

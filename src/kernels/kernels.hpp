@@ -185,8 +185,8 @@ struct HiLoView {
 
 // wide.cu, the hi + lo source: the router's terms into wgmma (64 rows per CTA, K split across the GPU and reduced
 // through the workspace in a fixed order, one cooperative launch per 32 / 64 / 128 / 256-token chunk as the config's
-// n_tiles says), FP32 out, any m (tuned for 32 < m <= 256). Falls back to the router family where x cannot be read by TMA (K % 8 != 0
-// or x not 16-byte aligned).
+// n_tiles says), FP32 out, any m (tuned for 32 < m <= 256). Falls back to the router family where x cannot be read
+// by TMA (K % 8 != 0 or x not 16-byte aligned).
 struct WideWsNeed {
   size_t floats = 0, counters = 0;
 };

@@ -1065,11 +1065,12 @@ template <class Src>
 inline size_t stage_bytes(const Args& a) { return static_cast<size_t>(a.rt_cta * a.wk) * Src::kLoads * 512; }
 
 // x through the ring (skinny_kernel's kXR): one-term sources (the skinny launches; the router's are two-term and never
-// ask), n_tiles <= 2, no split K, a ring (gpw >= 2), x readable by TMA (xvec). The launcher's rule (perf-notes step 96): where the staged x would take more than 12 KB in a CTA of the
-// 2-per-SM variant (its per-thread copies of x, every CTA's, land late and hold the first group back: the unpooler's
-// 2 x 4 x 16 layout at m = 3 17.6 us staged, 15.3 through the ring) or more than 40 KB in a 1-per-SM CTA (where the
-// single producer's slower release costs more: the pooler's 2 x 8 x 16 layout at m = 1 15.3 us staged, 17.2 through
-// the ring). a.xring_req: 1 = always where it applies, -1 = never. The caller builds the tensor map of x when it says yes.
+// ask), n_tiles <= 2, no split K, a ring (gpw >= 2), x readable by TMA (xvec). The launcher's rule (perf-notes step
+// 96): where the staged x would take more than 12 KB in a CTA of the 2-per-SM variant (its per-thread copies of x,
+// every CTA's, land late and hold the first group back: the unpooler's 2 x 4 x 16 layout at m = 3 17.6 us staged,
+// 15.3 through the ring) or more than 40 KB in a 1-per-SM CTA (where the single producer's slower release costs more:
+// the pooler's 2 x 8 x 16 layout at m = 1 15.3 us staged, 17.2 through the ring). a.xring_req: 1 = always where it
+// applies, -1 = never. The caller builds the tensor map of x when it says yes.
 constexpr size_t kXRingMinBytes2 = 12 * 1024, kXRingMinBytes1 = 40 * 1024;
 // The x ring's depth (unless the bench caps it): 4 stages measured 0.3-0.4 us faster than the 5-6 that fit.
 constexpr int kXRingStages = 4;

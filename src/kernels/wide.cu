@@ -511,7 +511,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   __syncthreads();  // the ring is dead from here: its space holds the reduction's chunk sums
   if (trace && tid == 0) hilo_stamp(trace, 3);
 
-  // Accumulator fragment: n8 block i, reg 4i + q -> row 16 warp + g + 8 (q >> 1), token 8i + 2t + (q & 1).
+  // Accumulator fragment: n8 block i, reg 4i + q -> row 16 rwarp + g + 8 (q >> 1), token kN wg + 8i + 2t + (q & 1).
   const int g = lane >> 2, t4 = lane & 3;
   if (split == 1) {
 #pragma unroll
