@@ -128,7 +128,7 @@ struct Timer {
       }
     }
     std::printf("timeline %-28s%s", label, cluster ? " [cluster]" : "");
-    const char* names[8] = {"", "x", "g0", "loop", "local", "count", "out", ""};
+    const char* names[8] = {"", "x", "g0", "loop", "local", "count/exc", "out", ""};
     for (int i = 1; i < 7; ++i) {
       if (acc[i].empty()) continue;
       double q[3];

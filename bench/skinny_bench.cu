@@ -11,7 +11,7 @@
 // and the tail alone), "-notail" (no reduction or output: wrong results), "-ring-notail" (the stream alone; the
 // bench instantiation's producer tests its knobs at run time and streams ~0.7-1.3 us slower than the library's
 // would, perf-notes step 93),
-// "-benchk-nopatch" / "-benchk-noexc" (the bench instantiation: tables read but no patch / tables emptied, step 103),
+// "-benchk-noexc" (the bench instantiation with the tables emptied, step 103),
 // "-exc1of<s>" (only row tiles rt % s == 0 keep their exception entries: step 109), "-nod0" (every group through the
 // ring, perf-notes step 49), "-nodecode" (raw bits as MMA operands), "-xfirst" (the producer waits until x is
 // requested), "-xonephase" (x in one phase), "-benchk" (the bench's kernel instantiation without any experiment: the diagnostic rows run it, the
@@ -296,31 +296,38 @@ int main(int argc, char** argv) {
     CK(cudaMalloc(&d_zero, pk.exc_off.size() * 4 + 4));
     CK(cudaMemset(d_zero, 0, pk.exc_off.size() * 4 + 4));
     CK(cudaMemcpy(d_exc, pk.exc.data(), pk.exc.size() * 4, cudaMemcpyHostToDevice));
+    uint32_t* d_blk;
+    CK(cudaMalloc(&d_blk, pk.exc.size() * 4 + 4));
+    CK(cudaMemcpy(d_blk, solgemm::kernels::exception_blocks(pk).data(), pk.exc.size() * 4, cudaMemcpyHostToDevice));
     // Thinned exception tables (the "-exc1of<s>" rows, perf-notes step 109): only row tiles rt % s == 0 keep their
     // entries (a compacted copy of the entries and its offsets; wrong results in the others): what the exception path
     // costs as fewer warps hold any entry.
-    std::vector<std::tuple<int, uint32_t*, uint32_t*>> d_thin;
+    std::vector<std::tuple<int, uint32_t*, uint32_t*, uint32_t*>> d_thin;
     if (!pk.exc_off.empty()) {
       for (int sth : {2, 4, 8, 16}) {
-        std::vector<uint32_t> off2(pk.exc_off.size()), exc2;
+        std::vector<uint32_t> off2(pk.exc_off.size()), exc2, blk2;
         for (int64_t rt = 0; rt < pk.row_tiles; ++rt)
           for (int64_t b = 0; b < pk.k_blocks; ++b) {
             const int64_t i = rt * pk.k_blocks + b;
             off2[static_cast<size_t>(i)] = static_cast<uint32_t>(exc2.size());
-            if (rt % sth == 0)
+            if (rt % sth == 0) {
               exc2.insert(exc2.end(), pk.exc.begin() + pk.exc_off[static_cast<size_t>(i)],
                           pk.exc.begin() + pk.exc_off[static_cast<size_t>(i) + 1]);
+              blk2.resize(exc2.size(), static_cast<uint32_t>(i));
+            }
           }
         off2.back() = static_cast<uint32_t>(exc2.size());
-        uint32_t *d_o, *d_e;
+        uint32_t *d_o, *d_e, *d_b;
         CK(cudaMalloc(&d_o, off2.size() * 4 + 4));
         CK(cudaMemcpy(d_o, off2.data(), off2.size() * 4, cudaMemcpyHostToDevice));
         CK(cudaMalloc(&d_e, exc2.size() * 4 + 4));
         CK(cudaMemcpy(d_e, exc2.data(), exc2.size() * 4, cudaMemcpyHostToDevice));
-        d_thin.emplace_back(sth, d_o, d_e);
+        CK(cudaMalloc(&d_b, blk2.size() * 4 + 4));
+        CK(cudaMemcpy(d_b, blk2.data(), blk2.size() * 4, cudaMemcpyHostToDevice));
+        d_thin.emplace_back(sth, d_o, d_e, d_b);
       }
     }
-    solgemm::kernels::PackedView v = packed_view(pk, d_data, d_off, d_exc);
+    solgemm::kernels::PackedView v = packed_view(pk, d_data, d_off, d_exc, d_blk);
     v.split = split;
     if (std::getenv("SKINNY_NCU")) {
       // For a profiler (ncu --kernel-name regex:skinny_kernel): the plan layout at the first m of the list, once
@@ -467,12 +474,12 @@ int main(int argc, char** argv) {
       // no reduction, both.
       const std::pair<const char*, int> variants[] = {{"-noexc", 0}, {"-ring", 1}, {"-notail", 2}, {"-ring-notail", 3},
                                                       {"-nodecode", 8}, {"-xfirst", 4}, {"-nocluster", 16},
-                                                      {"-xonephase", 64}, {"-benchk", 128}, {"-benchk-nopatch", 128 | (1 << 26)}, {"-benchk-noexc", 128 | (1 << 27)}, {"-nowait", 8192},
+                                                      {"-xonephase", 64}, {"-benchk", 128}, {"-benchk-noexc", 128 | (1 << 27)}, {"-nowait", 8192},
                                                       {"-iadd", 16384}, {"-nowait-iadd", 8192 | 16384},
                                                       {"-nod0", 32}, {"-lasttail", 1 << 20}};
       for (const auto& [suffix, dg] : variants) {
         if (quick && dg != 0 && dg != 3 && dg != 8192 && dg != 16384 && dg != (8192 | 16384) && dg != 32 &&
-            dg != (1 << 20) && dg != 128 && dg != (128 | (1 << 26)) && dg != (128 | (1 << 27)))
+            dg != (1 << 20) && dg != 128 && dg != (128 | (1 << 27)))
           continue;
         solgemm::kernels::PackedView vd = v;
         if (dg == 0 || (dg & (1 << 27))) vd.exc_off = d_zero;  // (1 << 27: bench-side only, the tables emptied)
@@ -486,10 +493,11 @@ int main(int argc, char** argv) {
         diag_row(vd, suffix);
       }
       const int ctas0 = c0.split_k * static_cast<int>(((sh.rows + 15) / 16 + c0.rt_cta - 1) / c0.rt_cta);
-      for (const auto& [sth, d_o, d_e] : d_thin) {  // thinned exception tables (step 109)
+      for (const auto& [sth, d_o, d_e, d_b] : d_thin) {  // thinned exception tables (step 109)
         solgemm::kernels::PackedView vd = v;
         vd.exc_off = d_o;
         vd.exc = d_e;
+        vd.exc_blk = d_b;
         diag_row(vd, fmt::format("-exc1of{}", sth));
         if (sth == 16 && std::getenv("TIMELINE_DUMP")) {  // per CTA: do the CTAs with entries end later? (step 109)
           for (int variant = 0; variant < 3; ++variant) {
@@ -497,6 +505,7 @@ int main(int argc, char** argv) {
             if (variant == 1) {
               vt.exc_off = v.exc_off;
               vt.exc = v.exc;
+              vt.exc_blk = v.exc_blk;
             }
             if (variant == 2) vt.exc_off = d_zero;
             const char* tag = variant == 0 ? "-exc1of16" : variant == 1 ? "-excall" : "-excnone";
@@ -743,9 +752,11 @@ int main(int argc, char** argv) {
     CK(cudaFree(d_off));
     CK(cudaFree(d_exc));
     CK(cudaFree(d_zero));
-    for (const auto& [sth, d_o, d_e] : d_thin) {
+    CK(cudaFree(d_blk));
+    for (const auto& [sth, d_o, d_e, d_b] : d_thin) {
       CK(cudaFree(d_o));
       CK(cudaFree(d_e));
+      CK(cudaFree(d_b));
     }
     CK(cudaFree(dw));
   }

@@ -290,7 +290,8 @@ int main(int argc, char** argv) {
       const solgemm::format::Packed pk = solgemm::format::encode_bf16(hw.data(), sh.n, sh.k);
       pv = packed_view(pk, static_cast<const uint8_t*>(upload(pk.data.data(), pk.data.size())),
                        static_cast<const uint32_t*>(upload(pk.exc_off.data(), pk.exc_off.size() * 4)),
-                       static_cast<const uint32_t*>(upload(pk.exc.data(), pk.exc.size() * 4)));
+                       static_cast<const uint32_t*>(upload(pk.exc.data(), pk.exc.size() * 4)),
+                       static_cast<const uint32_t*>(upload(solgemm::kernels::exception_blocks(pk).data(), pk.exc.size() * 4)));
       pv.split = split;
       k_groups = pk.k_groups;
       table = solgemm::kernels::tune_vendor(blas, dw, sh.n, sh.k, tm.s, "");
@@ -351,7 +352,7 @@ int main(int argc, char** argv) {
       }
       const int nt = plan.cfg.n_tiles;
       const Layout plan_l{plan.cfg.split_k, plan.cfg.rt_cta, plan.cfg.wk, plan.cfg.gpw};
-      const int max_warps = sh.hilo ? (nt == 8 ? 8 : 16) : (nt == 4 ? 18 : 31);
+      const int max_warps = sh.hilo ? (nt == 8 ? 8 : 16) : (nt == 4 ? 18 : 31) - 1;  // (12-bit: the exception warp)
       auto run = [&](const Layout& l) {
         const solgemm::Config c = solgemm::layout_config(l.cs, l.rt, l.wk, l.gpw, nt);
         if (sh.hilo) {

@@ -32,8 +32,8 @@ inline void apply_bench_knobs(Args& a, const View& w) {
 }
 
 // ---- skinny (packed12 / packed16) ---------------------------------------------------------------------------
-// Register budgets (ptxas, no spills; compute warps + the producer warp): n_tiles 1, 2 fit 64 registers: 2 CTAs
-// of <= 15 + 1 warps or 1 CTA of <= 31 + 1 share an SM; n_tiles 4 needs ~80-96: 2 CTAs of <= 7 + 1 or 1 of
+// Register budgets (ptxas, no spills; compute warps + the producer warp (+ the exception warp: Dec12, which then has one
+// compute warp less)): n_tiles 1, 2 fit 64 registers: 2 CTAs of <= 15 + 1 warps or 1 CTA of <= 31 + 1 share an SM; n_tiles 4 needs ~80-96: 2 CTAs of <= 7 + 1 or 1 of
 // <= 18 + 1. m > 32 runs as 32-token chunks (grid y; the weights of the second chunk come from L2).
 // A grid of at most one CTA per SM takes the 1-CTA variant (the whole shared memory for the weight ring).
 // Whether a launch takes the 2-CTA-per-SM variant: at most WARPS2 compute warps and more CTAs than SMs.
@@ -44,7 +44,7 @@ inline bool two_per_sm(const Args& a, int nt, int warps2) {
 }
 template <class Src, int NT, int WARPS2, int WARPS1, int kBench>
 void skinny_nt(const Args& a, cudaStream_t stream, const CUtensorMap* xmap) {
-  if (two_per_sm(a, NT, WARPS2)) {
+  if (two_per_sm(a, NT, WARPS2 - exc_warps<Src>())) {
     if constexpr (WARPS2 > 0) {
       launch<Src, NT, (WARPS2 + 1) * 32, 2, kBench>(a, stream, xmap);
       return;
@@ -58,7 +58,10 @@ void skinny_src(const Config& cfg, const Args& a, cudaStream_t stream, const CUt
   switch (cfg.n_tiles) {
     case 1: skinny_nt<Src, 1, kWarps2Small, 31, kBench>(a, stream, xmap); return;
     case 2: skinny_nt<Src, 2, kWarps2Small, 31, kBench>(a, stream, xmap); return;
-    case 4: skinny_nt<Src, 4, 7, 18, kBench>(a, stream, nullptr); return;
+    case 4:  // (the 1-CTA variant one warp wider with the exception warp: 18 compute warps either way, the qkv_gate
+             // 9 x 2 layout among them)
+      skinny_nt<Src, 4, 7, 18 + exc_warps<Src>(), kBench>(a, stream, nullptr);
+      return;
     default: break;
   }
   throw Error(fmt::format("solgemm: skinny: n_tiles = {}; compiled variants are 1, 2, 4 (more tokens: chunks of 32)", cfg.n_tiles));
@@ -71,9 +74,14 @@ void skinny_dispatch(const Config& cfg, const PackedView& w, const __nv_bfloat16
   a.w0 = w.data;
   a.exc_off = w.exc_off;
   a.exc = w.exc;
+  a.exc_blk = w.exc_blk;
+  a.exc_p = std::ldexp(1.f, w.base - 112);  // (the placeholder kPadCoded's true value)
   a.base_add = decode::base_add(w.base);
   a.k_blocks = static_cast<int>(w.k_blocks);
   apply_bench_knobs<kBench>(a, w);
+  if (w.bits12 && w.exc_blk == nullptr)
+    throw Error("solgemm: skinny: 12-bit weights without the exception block table (PackedView::exc_blk; "
+                "kernels::exception_blocks)");
   if (w.bits12) {  // the coded domain (decode.hpp); prepare checked coded_ok, or stored the matrix at 16 bits
     const int ca = decode::coded_a(w.base), d = ca - w.base;
     if (w.base < 1 || ca > decode::kCodedMaxA)
@@ -88,7 +96,7 @@ void skinny_dispatch(const Config& cfg, const PackedView& w, const __nv_bfloat16
   // k warp's box of a stage by one TMA; else one per k warp).
   CUtensorMap xm;
   const CUtensorMap* xmap = nullptr;
-  if (use_xring(a, cfg.n_tiles, two_per_sm(a, cfg.n_tiles, kWarps2Small))) {
+  if (use_xring(a, cfg.n_tiles, two_per_sm(a, cfg.n_tiles, kWarps2Small - (w.bits12 ? 1 : 0)))) {
     a.x4d = whole_runs(a) ? 1 : 0;
     xm = a.x4d ? xtma_map(a, cfg.n_tiles) : bf16_tensor_map(x, w.k, m, 64, 8 * cfg.n_tiles, "skinny: x");
     xmap = &xm;

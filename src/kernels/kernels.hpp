@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <cuda.h>
 #include <cuda_bf16.h>
@@ -130,6 +131,7 @@ struct PackedView {
   const uint8_t* data = nullptr;     // groups
   const uint32_t* exc_off = nullptr; // row_tiles * k_blocks + 1
   const uint32_t* exc = nullptr;
+  const uint32_t* exc_blk = nullptr; // derived (exception_blocks): the block index of every entry (skinny family)
   bool bits12 = true;
   int base = 112;
   int64_t n = 0, k = 0, row_tiles = 0, k_groups = 0, k_blocks = 0;
@@ -143,14 +145,24 @@ struct PackedView {
                                      // 1 = wherever it applies, -1 = never (bench A/B)
 };
 
+// Derived from the exception tables (not part of the format): entry i's block index b (exc_off[b] <= i <
+// exc_off[b + 1]), which the skinny family's exception warp reads with the entry to find its row tile and k.
+inline std::vector<uint32_t> exception_blocks(const format::Packed& pk) {
+  std::vector<uint32_t> blk(pk.exc.size());
+  for (size_t b = 0; b + 1 < pk.exc_off.size(); ++b)
+    for (uint32_t i = pk.exc_off[b]; i < pk.exc_off[b + 1]; ++i) blk[i] = static_cast<uint32_t>(b);
+  return blk;
+}
+
 // The view of a host-encoded matrix (format::encode_bf16) whose groups and exception tables were copied to the device
 // (the bench's and the tests' launches of the family itself; the library builds its views from its own metadata).
 inline PackedView packed_view(const format::Packed& pk, const uint8_t* data, const uint32_t* exc_off,
-                              const uint32_t* exc) {
+                              const uint32_t* exc, const uint32_t* exc_blk) {
   PackedView v;
   v.data = data;
   v.exc_off = exc_off;
   v.exc = exc;
+  v.exc_blk = exc_blk;
   v.bits12 = pk.code == format::Code::bits12;
   v.base = pk.base;
   v.n = pk.n;

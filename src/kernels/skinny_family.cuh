@@ -6,7 +6,7 @@
 // every compute warp has released it (`empty` mbarrier), so the stream never waits for the math (v3; at one
 // group per warp there is no ring: direct 16-byte loads). A compute warp reads its slot (LDS.128, half a group
 // at a time), turns it into four mma.m16n8k16 A fragments in registers (weight-source policy: Dec12 = 12-bit
-// decode + exception patch, Raw16 = raw BF16, HiLo = two or three BF16 terms for the FP32 router) and
+// decode, Raw16 = raw BF16, HiLo = two or three BF16 terms for the FP32 router) and
 // multiplies them by the tokens (B side, n8 tiles: the CTA stages its k range of x in shared memory with
 // cp.async while the weights stream, or, where that would not fit or land late, x comes through the ring with the
 // weights (kXR, TMA boxes); the B fragments by ldmatrix.x4).
@@ -19,6 +19,15 @@
 // 61); otherwise the last to arrive sums the cs partials alone and resets its counter to 0. Either way no
 // host-side reset (graph-safe), and all paths add in the same order: bitwise deterministic, and
 // independent of m (the layout is chosen per shape, never per m; MMA columns are independent).
+//
+// Exceptions (Dec12): the loop multiplies every exception slot as it is stored, the placeholder p = 2^(base - 112)
+// (format.hpp); one more warp, the CTA's exception warp, meanwhile reads the entries of the CTA's rows and k range
+// and the x values they meet and sums, per output element, dp = sum -p x and dw = sum w x (FP32, table order) in
+// shared memory; the CTA's partial P then becomes (P + dp) + dw as its k warps' sums are added. The compute warps'
+// loop holds no exception code at all, and the correction sits off their path: the exception warp has the whole
+// main loop to do it (perf-notes step 111; an in-loop patch or a per-warp correction after the loop cost 0.3-1 us
+// of the compute warps' latency, steps 102-109). Exact where it matters: an element whose sum has one nonzero
+// term (a probe row) gets p x - p x = 0 exactly, then w x; the order depends on neither m nor how x arrives.
 //
 // Roofline: at m <= 64 the work is ~2 m FLOP per weight byte-and-a-half: memory-bound by far. Time floor =
 // packed bytes / ~4.6 TB/s + ~1.3 us ramp (../shared/anchors). Measured (perf-notes, skinny v3): the ring alone
@@ -60,6 +69,9 @@ struct Args {
   const uint8_t* w2 = nullptr;       // lo2 (router, exact)
   const uint32_t* exc_off = nullptr;
   const uint32_t* exc = nullptr;
+  const uint32_t* exc_blk = nullptr; // Dec12: the block index of every entry (kernels::exception_blocks)
+  float exc_p = 0.f;                 // Dec12: the placeholder's true value, 2^(base - 112)
+  int dl_off = 0;                    // Dec12: shared-memory offset of the corrections (dp, dw: 2 x tile floats)
   uint32_t base_add = 0;             // (base << 7) * 0x10001 (Dec12, true domain: bench diag & 16384 only)
   uint32_t dec_or = 0;               // Dec12 coded domain (decode.hpp): coded_or(A), A = base rounded up to 16
   float exc_scale = 1.f;             // 2^d, d = A - base: an exception's true bits -> coded bits
@@ -243,9 +255,6 @@ constexpr int kBareConsumers = 1 << 24;
 // Bench (with kBareConsumers; one-term sources, CTAs whose every warp has all the CTA's groups, others take the usual
 // loop): the producer's loop as the stream study's (no ballot, no per-lane group count, no stamps), perf-notes step 93.
 constexpr int kBareProducer = 1 << 25;
-// Bench (kDiagnostics): the exception tables are read as usual but no group is patched (wrong results where entries
-// fall): what the patch path itself costs, against the tables emptied (perf-notes step 103).
-constexpr int kNoPatch = 1 << 26;
 __device__ __forceinline__ void ring_stamp(unsigned long long* trace, int diag, int i, int kind) {
   if (trace && (diag & kRingTrace) && i < 64) {
     unsigned long long v;
@@ -263,22 +272,6 @@ __device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], uint3
 
 __device__ __forceinline__ void store_out(__nv_bfloat16* o, int64_t i, float v) { o[i] = __float2bfloat16_rn(v); }
 __device__ __forceinline__ void store_out(float* o, int64_t i, float v) { o[i] = v; }
-
-// Apply one exception entry (broadcast to the warp) to the decoded registers of half HS of the group.
-// The entry holds true bits; the slot takes them in the coded domain (true * 2^d: `scale`, exact, decode.hpp).
-template <int HS>
-__device__ __forceinline__ void apply_exc(uint32_t e, int lane, float scale, uint32_t (&r)[1][2][4]) {
-  const decode::ExcSlot sl = decode::exc_slot(e);
-  if (lane == sl.lane && (sl.step >> 1) == HS) {
-    const int sel = (sl.step & 1) * 4 + sl.reg;
-    const uint32_t bits = decode::coded_exc_bits(e & 0xFFFFu, scale);
-#pragma unroll
-    for (int s = 0; s < 2; ++s)
-#pragma unroll
-      for (int j = 0; j < 4; ++j)
-        if (s * 4 + j == sel) r[0][s][j] = decode::patch_half(r[0][s][j], sl.half, bits);
-  }
-}
 
 // Shared memory: x of the CTA's k range, natural layout (8 NT tokens) x (k_cta + 8) BF16 (the 16-byte pad
 // makes the ldmatrix rows conflict-free), filled by cp.async (zero-filled past m and K); after the main loop
@@ -303,58 +296,14 @@ __device__ __forceinline__ void ldmatrix_x4(uint32_t addr, uint32_t& r0, uint32_
                : "r"(addr));
 }
 
-// The exceptions of one warp (Args, the warp's offsets and entries): `blk_has` bit j = block b_lo + j has any;
-// at most 32 entries are held one per lane (`e`, block index `bi` of lane's entry), more are read per group from
-// global memory (slow path).
-struct WarpExc {
-  int off_lane = 0;   // lane j <= nb: offset of block b_lo + j
-  int e_total = 0;    // entries of the warp's blocks
-  int bi = 0;         // block (relative to b_lo) of this lane's entry
-  unsigned blk_has = 0;
-  uint32_t e = 0;     // this lane's entry (e_total <= 32)
-};
-
-// Patch the exceptions of group g (the warp's `blk`-th block) that fall in half HS: the rare path, taken only
-// when the group's block has entries (warp-uniform).
-template <int HS>
-__device__ __forceinline__ void patch_half(const Args& a, const WarpExc& x, int g, int g_begin, int blk, int lane,
-                                        uint32_t (&r)[1][2][4]) {
-  if (x.e_total <= 32) {
-    // (the empty asm keeps every use of the entry inside this rare branch: hoisted out of the main loop, the
-    // group index below made the first group wait for the entry's load, perf-notes step 38)
-    uint32_t e = x.e;
-    asm volatile("" : "+r"(e));
-    const int my_grp = ((g_begin >> 2) + x.bi) * 4 + static_cast<int>((e >> 16) & 255) / 64;
-    unsigned emask = __ballot_sync(0xFFFFFFFFu, lane < x.e_total && my_grp == g);
-    while (emask) {
-      const int src = __ffs(emask) - 1;
-      emask &= emask - 1;
-      apply_exc<HS>(__shfl_sync(0xFFFFFFFFu, e, src), lane, a.exc_scale, r);
-    }
-    return;
-  }
-  // many exceptions in this warp's blocks: scan the group's block from global memory
-  const int lo = __shfl_sync(0xFFFFFFFFu, x.off_lane, blk), hi = __shfl_sync(0xFFFFFFFFu, x.off_lane, blk + 1);
-  for (int q0 = lo; q0 < hi; q0 += 32) {
-    const uint32_t e = q0 + lane < hi ? __ldg(a.exc + q0 + lane) : 0u;
-    unsigned mask = __ballot_sync(0xFFFFFFFFu, q0 + lane < hi && static_cast<int>((e >> 16) & 255) / 64 == (g & 3));
-    while (mask) {
-      const int src = __ffs(mask) - 1;
-      mask &= mask - 1;
-      apply_exc<HS>(__shfl_sync(0xFFFFFFFFu, e, src), lane, a.exc_scale, r);
-    }
-  }
-}
-
-// Half a group (k steps 2 HS, 2 HS + 1): decode, patch the exceptions that fall in it (`exc`: the group's block
-// has some), multiply by every n tile. `diag` is 0 in the library (a compile-time constant there).
+// Half a group (k steps 2 HS, 2 HS + 1): decode, multiply by every n tile (exception slots as stored: corrected
+// after the loop). `diag` is 0 in the library (a compile-time constant there).
 // x's ldmatrix rows: kSwz = false, the staged x (natural layout, xs_stride BF16 per token row; xrow = this lane's row
 // at the group's first column); kSwz = true, the group's x box in the ring (8 NT token rows of 128 bytes, 128B
 // swizzle: 16-byte chunk c of row r at chunk c ^ (r & 7); xrow = this lane's row, xs_stride = its chunk offset
 // ((lane >> 3) ^ (lane & 7)) 16 for half 0, ^ 64 for half 1).
 template <class Src, int NT, int HS, bool kSwz = false>
-__device__ __forceinline__ void half_step(const Args& a, const uint4 (&b)[Src::kLoads], bool exc, const WarpExc& wx,
-                                          int g, int g_begin, int blk, int lane, uint32_t xrow, int xs_stride,
+__device__ __forceinline__ void half_step(const Args& a, const uint4 (&b)[Src::kLoads], uint32_t xrow, int xs_stride,
                                           float (&acc)[Src::kTerms][NT][4], int diag) {
   constexpr int T = Src::kTerms;
   uint32_t r[T][2][4];
@@ -370,9 +319,6 @@ __device__ __forceinline__ void half_step(const Args& a, const uint4 (&b)[Src::k
   } else {
     Src::template decode<HS>(b, a, r);
   }
-  if constexpr (Src::kExc) {
-    if (exc) patch_half<HS>(a, wx, g, g_begin, blk, lane, r);
-  }
 #pragma unroll
   for (int nt = 0; nt < NT; ++nt) {
     uint32_t b00, b01, b10, b11;  // {b0, b1} of k steps 2 HS and 2 HS + 1
@@ -387,6 +333,10 @@ __device__ __forceinline__ void half_step(const Args& a, const uint4 (&b)[Src::k
   }
 }
 
+// Warps after the producer: the exception warp of sources with exceptions (Dec12).
+template <class Src>
+constexpr int exc_warps() { return Src::kExc ? 1 : 0; }
+
 // Whether a variant fetches every warp's first group at entry (Args::direct0): one-term policies always; hi + lo
 // up to 16 tokens, and at 32 tokens in the 288-thread variant (the 544-thread 32-token and the 64-token hi + lo
 // variants are at their register cap: they spill with it).
@@ -400,6 +350,107 @@ constexpr bool first_group_ok() {
 template <class Src, int NT, int MAXT>
 constexpr bool x_phases_ok() {
   return NT >= 8 || (NT == 4 && (Src::kTerms == 1 || MAXT <= 288));
+}
+
+// The exception warp (Dec12; see the top of this file). For the CTA's row tiles and k range (split crank), every entry
+// in table order adds dp[e] = fma(-p, x, dp[e]) and dw[e] = fma(w, x, dw[e]) for each valid token of the chunk, e the
+// element (row, token) in the tile's fragment order (rtl, nt, c, lane). Lane j < rt_cta reads row tile j's offsets
+// of the blocks touching the k range; then the warp takes the CTA's entries 32 at a time: each lane one entry, its
+// block index (Args::exc_blk, for the entry's k) and the x values it meets, applied in rounds so that the entries of
+// one row go in table order (k ascending). All from global memory (L2) while the compute warps stream.
+// Its first loads, issued at the kernel's entry (before the weight stream fills the memory queue): lane j < rt_cta,
+// row tile j's entry range [lo, hi) of the blocks touching the CTA's k range (a block may straddle two CTAs).
+struct ExcBounds {
+  uint32_t lo = 0, hi = 0;
+};
+__device__ __forceinline__ ExcBounds exception_bounds(const Args& a, int rblock, int crank, int lane) {
+  ExcBounds r;
+  const int kg0 = crank * a.wk * a.gpw, kg1 = min(kg0 + a.wk * a.gpw, a.k_groups);
+  const int rt = rblock * a.rt_cta + lane;
+  if (lane < a.rt_cta && rt < a.row_tiles && kg1 > kg0) {
+    const uint32_t* off = a.exc_off + static_cast<int64_t>(rt) * a.k_blocks;
+    r.lo = __ldg(off + (kg0 >> 2));
+    r.hi = __ldg(off + ((kg1 + 3) >> 2));
+  }
+  return r;
+}
+template <int NT>
+__device__ __forceinline__ void exception_warp(const Args& a, uint8_t* smem, ExcBounds eb, int rblock, int crank,
+                                               int tok0, int lane, unsigned long long* trace) {
+  const int tile = a.rt_cta * NT * 128;
+  float* dp = reinterpret_cast<float*>(smem + a.dl_off);
+  float* dw = dp + tile;
+  const int kg0 = crank * a.wk * a.gpw, kg1 = min(kg0 + a.wk * a.gpw, a.k_groups);  // the CTA's k groups
+  const int rt0 = rblock * a.rt_cta;
+  // -0 everywhere meanwhile: (P + -0) + -0 == P bit for bit, -0 included
+  float4* d4 = reinterpret_cast<float4*>(dp);
+  for (int i = lane; i < tile / 2; i += 32) d4[i] = make_float4(-0.f, -0.f, -0.f, -0.f);
+  const int lo = static_cast<int>(eb.lo), cnt = static_cast<int>(eb.hi - eb.lo);
+  int pre = cnt;  // inclusive prefix over the row tiles (lanes past rt_cta hold 0)
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const int v = __shfl_up_sync(0xFFFFFFFFu, pre, o);
+    if (lane >= o) pre += v;
+  }
+  const int total = __shfl_sync(0xFFFFFFFFu, pre, 31), first = pre - cnt;
+  __syncwarp();
+  const int mc = min(8 * NT, a.m - tok0);
+  const int k_lo = kg0 * 64, k_hi = min(kg1 * 64, a.k);  // (entries of straddling blocks outside: skipped)
+  const uint16_t* x16 = reinterpret_cast<const uint16_t*>(a.x);
+  for (int c0 = 0; c0 < total; c0 += 32) {
+    const int i = c0 + lane;
+    int j = 0;  // entry i's row tile: the last j whose first entry is <= i
+    for (int jj = 1; jj < a.rt_cta; ++jj)
+      if (__shfl_sync(0xFFFFFFFFu, first, jj) <= i) j = jj;
+    const int q = __shfl_sync(0xFFFFFFFFu, lo, j) + i - __shfl_sync(0xFFFFFFFFu, first, j);
+    uint32_t e = 0;
+    int kk = -1;
+    if (i < total) {
+      e = __ldg(a.exc + q);
+      const int kb = static_cast<int>(__ldg(a.exc_blk + q)) - (rt0 + j) * a.k_blocks;  // k block in its row tile
+      kk = kb * 256 + static_cast<int>((e >> 16) & 255);
+    }
+    const bool valid = kk >= k_lo && kk < k_hi;
+    const int rl = j * 16 + static_cast<int>(e >> 24);  // row in the CTA's block
+    float xv[8 * NT];
+#pragma unroll
+    for (int t = 0; t < 8 * NT; ++t)
+      xv[t] = valid && t < mc
+                  ? __uint_as_float(static_cast<uint32_t>(__ldg(x16 + static_cast<int64_t>(tok0 + t) * a.k + kk)) << 16)
+                  : 0.f;
+    const float w = __uint_as_float(e << 16);
+    // rounds: the entries of one row in this chunk, in lane (table) order
+    const unsigned vm = __ballot_sync(0xFFFFFFFFu, valid);
+    const unsigned peers = __match_any_sync(0xFFFFFFFFu, valid ? rl : -1 - lane);
+    const int rank = __popc(peers & vm & ((1u << lane) - 1u));
+    const int rounds = __reduce_max_sync(0xFFFFFFFFu, valid ? rank + 1 : 0);
+    // element of (row rl, token 8 nt + 2 u + h): ((rtl NT + nt) 4 + 2 (rr >> 3) + h) 32 + 4 (rr & 7) + u
+    const int el0 = ((rl >> 4) * NT * 4 + ((rl & 15) >> 3) * 2) * 32 + (rl & 7) * 4;
+    for (int r = 0; r < rounds; ++r) {
+      if (valid && rank == r) {  // 4 tokens at a time: the lane's 8 loads first, then the FMAs and the stores
+#pragma unroll
+        for (int t0 = 0; t0 < 8 * NT; t0 += 4) {
+          float pv[4], wv[4];
+#pragma unroll
+          for (int u = 0; u < 4; ++u) {
+            const int t = t0 + u, el = el0 + ((t >> 3) * 4 + (t & 1)) * 32 + ((t & 7) >> 1);
+            pv[u] = t < mc ? dp[el] : 0.f;
+            wv[u] = t < mc ? dw[el] : 0.f;
+          }
+#pragma unroll
+          for (int u = 0; u < 4; ++u) {
+            const int t = t0 + u, el = el0 + ((t >> 3) * 4 + (t & 1)) * 32 + ((t & 7) >> 1);
+            if (t < mc) {
+              dp[el] = fmaf(-a.exc_p, xv[t], pv[u]);
+              dw[el] = fmaf(w, xv[t], wv[u]);
+            }
+          }
+        }
+      }
+      __syncwarp();
+    }
+  }
+  if (trace && lane == 0) stamp(trace, 5);  // (bench timeline: the corrections done)
 }
 
 // kCluster: the cs CTAs of a tile are one thread-block cluster and reduce through distributed shared memory
@@ -462,6 +513,11 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
 #pragma unroll
       for (int c = 0; c < Src::kLoads / T; ++c) bd[t * (Src::kLoads / T) + c] = ld_stream16(first_src(t, c));
   };
+  // (Dec12) the exception warp's first loads, at entry
+  ExcBounds eb;
+  if constexpr (Src::kExc) {
+    if (warp == warps + 1) eb = exception_bounds(a, rblock, crank, lane);
+  }
   if (d0 && n > 0) {
     if constexpr (kRegFirst) {
       load_first();
@@ -473,17 +529,6 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
           cp_async16(smem_u32(smem) + static_cast<uint32_t>(pre_off + warp * kSlot + t * Src::kTermBytes + c * 512 +
                                                              lane * 16),
                      first_src(t, c), 16);
-    }
-  }
-  // The exception offsets of this warp's blocks first, before the weight stream fills the memory queue
-  // (perf-notes step 21: 1.2-1.6 us at m = 32).
-  WarpExc wx;
-  int nb = 0;
-  if constexpr (Src::kExc) {
-    if (n > 0) {
-      const int b_lo = g_begin >> 2;
-      nb = ((g_begin + n - 1) >> 2) - b_lo + 1;
-      if (lane <= nb) wx.off_lane = __ldg(a.exc_off + static_cast<int64_t>(rt) * a.k_blocks + b_lo + lane);
     }
   }
 
@@ -688,25 +733,14 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
     if (warp < warps) asm volatile("bar.sync 1, %0;\n" ::"r"(nthr_c) : "memory");  // x staged
   }
   if (trace && threadIdx.x == 0) stamp(trace, 1);
-  // 4. Exception entries (<= 32 per warp: one per lane, consumed only by a group whose block has entries; more:
-  //    read per group from global memory, slow path). blk_has: bit j = block b_lo + j has any. After x has
-  //    landed: requested before, the dependent entry load held the x barrier back by ~0.5 us (perf-notes
-  //    step 23).
+  // 4. The exception warp (Dec12; the CTA's last warp, after the producer): the corrections of the CTA's partial,
+  //    in shared memory before the main loop ends (see the top of this file).
   if constexpr (Src::kExc) {
-    if (n > 0) {
-      const int e0 = __shfl_sync(0xFFFFFFFFu, wx.off_lane, 0);
-      wx.e_total = __shfl_sync(0xFFFFFFFFu, wx.off_lane, nb) - e0;
-      const int next = __shfl_down_sync(0xFFFFFFFFu, wx.off_lane, 1);
-      wx.blk_has = __ballot_sync(0xFFFFFFFFu, lane < nb && next > wx.off_lane);
-      const int q = e0 + lane;
-      for (int j = 1; j < nb; ++j)
-        if (__shfl_sync(0xFFFFFFFFu, wx.off_lane, j) <= q) wx.bi = j;
-      if (wx.e_total <= 32 && lane < wx.e_total) wx.e = __ldg(a.exc + q);
-    }
+    if (warp == warps + 1) exception_warp<NT>(a, smem, eb, rblock, crank, tok0, lane, trace);
   }
 
   // 5. Main loop (compute warps): wait for the stage, read the warp's slot half a group at a time, release it,
-  //    decode, patch and multiply. Warps without groups in a stage still wait for it and release it.
+  //    decode and multiply. Warps without groups in a stage still wait for it and release it.
   float acc[T][NT][4];
 #pragma unroll
   for (int t = 0; t < T; ++t)
@@ -720,20 +754,18 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
     const int xtok = NT == 1 ? min(lane & 7, x_rows<NT>(a.m) - 1) : (lane & 7);
     const uint32_t xrow = smem_u32(smem) + static_cast<uint32_t>((xtok * xs_stride + kw * a.gpw * 64 +
                                                                   (lane >> 3) * 8) * 2);
-    // One group: exceptions, then half 0, `mid` (the ring's second half load and release), half 1. x from this lane's
-    // ldmatrix row `xr`: of the staged x (its stride xs_stride), or with kXR of the group's box in the ring (its
-    // swizzled chunk offset xsw).
+    // One group: half 0, `mid` (the ring's second half load and release), half 1. x from this lane's ldmatrix row
+    // `xr`: of the staged x (its stride xs_stride), or with kXR of the group's box in the ring (its swizzled chunk
+    // offset xsw).
     const int xsw = ((lane >> 3) ^ (lane & 7)) * 16;
-    auto group = [&](int i, uint4 (&b)[Src::kLoads], uint32_t xr, auto&& mid) {
-      const int g = g_begin + i, blk = (g >> 2) - (g_begin >> 2);
-      const bool exc = Src::kExc && ((wx.blk_has >> blk) & 1u) && !(diag & kNoPatch);  // warp-uniform; almost always false
+    auto group = [&](uint4 (&b)[Src::kLoads], uint32_t xr, auto&& mid) {
       const int xs = kXR ? xsw : xs_stride;
-      if (!(diag & 1)) half_step<Src, NT, 0, kXR>(a, b, exc, wx, g, g_begin, blk, lane, xr, xs, acc, diag);
+      if (!(diag & 1)) half_step<Src, NT, 0, kXR>(a, b, xr, xs, acc, diag);
       mid();
-      if (!(diag & 1)) half_step<Src, NT, 1, kXR>(a, b, exc, wx, g, g_begin, blk, lane, xr, xs, acc, diag);
+      if (!(diag & 1)) half_step<Src, NT, 1, kXR>(a, b, xr, xs, acc, diag);
     };
     if (S == 0) {
-      if (n > 0) group(0, bd, xrow, [] {});
+      if (n > 0) group(bd, xrow, [] {});
       if (trace && threadIdx.x == 0) stamp(trace, 2, acc[0][0][0] == 12345.f ? 1ull : 0ull);
     } else {
       // x phases still to wait for: their first groups, one byte each (phase 0 starts at group 0; a spent
@@ -749,12 +781,12 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
         }
         if (n > 0) {
           if constexpr (kRegFirst) {
-            group(0, bd, xrow, [] {});
+            group(bd, xrow, [] {});
           } else {
             const uint8_t* pre = smem + pre_off + warp * kSlot;
             uint4 b[Src::kLoads];
             Src::template lds_half<0>(pre, lane, b);
-            group(0, b, xrow, [&] { Src::template lds_half<1>(pre, lane, b); });
+            group(b, xrow, [&] { Src::template lds_half<1>(pre, lane, b); });
           }
         }
         if (trace && threadIdx.x == 0 && !(diag & 256)) stamp(trace, 2, acc[0][0][0] == 12345.f ? 1ull : 0ull);
@@ -776,11 +808,11 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
           Src::template lds_half<0>(slot, lane, b);
           if constexpr (kXR) {  // (the stage's x box is read by both halves: released after the group)
             const uint32_t xb = xr0 + static_cast<uint32_t>((s * a.wk + kw) * NT * 1024 + (lane & 7) * 128);
-            group(i, b, xb, [&] { Src::template lds_half<1>(slot, lane, b); });
+            group(b, xb, [&] { Src::template lds_half<1>(slot, lane, b); });
             __syncwarp();
             if (lane == 0 && !(diag & 8192)) mbar_arrive(empty);
           } else {
-            group(i, b, xrow + static_cast<uint32_t>(i * 128), [&] {
+            group(b, xrow + static_cast<uint32_t>(i * 128), [&] {
               Src::template lds_half<1>(slot, lane, b);
               __syncwarp();
               if (lane == 0 && !(diag & 8192)) mbar_arrive(empty);  // slot read: release it
@@ -835,8 +867,10 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   }
   __syncthreads();
   const int tile = a.rt_cta * NT * 128;  // elements (rtl, nt, c, lane) of the CTA's output tile
-  if (a.wk > 1) {  // float4 at a time (the tile is a multiple of 128 floats): the k warps' partials in order
+  if (a.wk > 1 || Src::kExc) {  // float4 at a time (the tile is a multiple of 128 floats): the k warps' partials in
+                                // order, then (Dec12) the exception warp's corrections: (P + dp) + dw
     float4* part4 = reinterpret_cast<float4*>(part);
+    const float4* dl4 = reinterpret_cast<const float4*>(smem + a.dl_off);
     for (int e = threadIdx.x; e < tile / 4; e += nthreads) {
       float4 v = part4[e];
       for (int w = 1; w < a.wk; ++w) {
@@ -845,6 +879,13 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
         v.y += u.y;
         v.z += u.z;
         v.w += u.w;
+      }
+      if constexpr (Src::kExc) {
+        const float4 p = dl4[e], q = dl4[tile / 4 + e];
+        v.x = (v.x + p.x) + q.x;
+        v.y = (v.y + p.y) + q.y;
+        v.z = (v.z + p.z) + q.z;
+        v.w = (v.w + p.w) + q.w;
       }
       part4[e] = v;
     }
@@ -1154,6 +1195,9 @@ void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr) {
   const bool xr = kXrOk && xmap != nullptr;
   const CUtensorMap xm = xr ? *xmap : CUtensorMap{};
   const int warps = a.rt_cta * a.wk;
+  constexpr int kExcWarps = exc_warps<Src>();
+  // (Dec12) the exception warp's corrections dp, dw: two floats per element of the CTA's tile, at the end
+  const size_t dlb = kExcWarps ? static_cast<size_t>(a.rt_cta) * NT * 128 * 2 * sizeof(float) : 0;
   const size_t r0 = xr ? partial_bytes<NT>(a) : region0_bytes<NT>(a), sb = stage_bytes<Src>(a);
   size_t budget = smem_budget(MINB);
   // kXR: per stage, every k warp's x box (8 NT tokens x 128 bytes), after the weight ring (+ 1 KB to align it).
@@ -1164,7 +1208,7 @@ void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr) {
   const size_t pre = (a.direct0 && Src::kTerms > 1) ? sb : 0;  // multi-term: the first group's slots after the ring
   const int cap = std::min(kMaxStages, a.max_stages < kMaxStages ? a.max_stages : xr ? kXRingStages : kMaxStages);
   const int want = std::max(1, std::min(std::min(a.gpw, a.k_groups) - a.direct0, cap));
-  const size_t fixed_b = r0 + kBarBytes + pre + xpad;
+  const size_t fixed_b = r0 + kBarBytes + pre + xpad + dlb;
   // The 2-CTA variant with a grid of more than two CTAs per SM: a ring small enough for 3 or 4 CTAs per SM (the
   // whole grid resident at once instead of a second wave; perf-notes step 100), where the layout fits that (at least
   // two stages); else the 2-per-SM budget as before.
@@ -1181,18 +1225,20 @@ void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr) {
   a.stages = a.gpw == 1 ? 0 : std::min(want, fit);  // one group per warp: direct loads, no ring (lower latency)
   a.bar_off = static_cast<int>(r0);
   a.xr_off = static_cast<int>(r0 + kBarBytes + static_cast<size_t>(a.stages) * sb);
-  const size_t smem = r0 + (a.stages > 0 ? kBarBytes + static_cast<size_t>(a.stages) * sb + pre : 0) +
-                      (xr ? xpad + static_cast<size_t>(a.stages) * sbx : 0);
-  if (warps < 1 || warps > 31 || (warps + 1) * 32 > MAXT || a.cs < 1 || a.cs > 16 || a.gpw < 1 || a.gpw > 112 ||
+  const size_t smem0 = r0 + (a.stages > 0 ? kBarBytes + static_cast<size_t>(a.stages) * sb + pre : 0) +
+                       (xr ? xpad + static_cast<size_t>(a.stages) * sbx : 0);
+  a.dl_off = static_cast<int>(smem0);  // (a multiple of 16 bytes: every part above is)
+  const size_t smem = smem0 + dlb;
+  if (warps < 1 || warps > 31 || (warps + 1 + kExcWarps) * 32 > MAXT || a.cs < 1 || a.cs > 16 || a.gpw < 1 || a.gpw > 112 ||
       (a.gpw > 1 && a.stages < 1) || (a.cs > 1 && (a.ws == nullptr || a.cnt == nullptr)))
     throw Error(fmt::format("solgemm: skinny launch: bad layout rt_cta={} wk={} gpw={} cs={} (x and partials {} B + "
                             "one ring stage of {} B > {} B of shared memory per CTA, or more than {} warps)",
-                            a.rt_cta, a.wk, a.gpw, a.cs, r0, sb, budget, MAXT / 32 - 1));
+                            a.rt_cta, a.wk, a.gpw, a.cs, r0, sb, budget, MAXT / 32 - 1 - kExcWarps));
   const WsNeed need = ws_need(a.m, a.rows, a.rt_cta, a.cs, NT);
   if (need.floats > a.ws_cap || need.counters > a.cnt_cap)
     throw Error(fmt::format("solgemm: skinny launch: split-K workspace too small ({} floats, {} counters needed; {}, "
                             "{} allocated: PrepareOptions::max_m?)", need.floats, need.counters, a.ws_cap, a.cnt_cap));
-  const unsigned threads = static_cast<unsigned>((warps + 1) * 32);
+  const unsigned threads = static_cast<unsigned>((warps + 1 + kExcWarps) * 32);
   if constexpr (kXrOk) {
     if (xr) {  // (no split K: no cluster, no workspace)
       if (a.stages < 1 || a.cs != 1) throw Error("solgemm: skinny launch: x through the ring needs a ring and cs = 1");
