@@ -350,9 +350,14 @@ constexpr SkinnyWin kSkinnyWins[] = {
      "(perf-notes step 96; tune_plan: the fastest layout at m = 8 / 16, 15.0 / 15.3 us; skinny_bench s17-xring5: 15.3 / "
      "15.1 / 15.6 / 15.6 us at m = 3 / 8 / 13 / 16 against "
      "17.0 / 17.0 / 17.8 / 17.6 for the 4-way split-K layout before it and cuBLAS ~17.5; the same K order)"},
-    {1024, 4096, 1, 4, {8, 2, 4, 2},
-     "unpooler slice (1024 rows) m<=4: 2 row tiles x 4 k warps, 256 CTAs (2 per SM), 8-way split as clusters of 8 "
-     "(tune_plan: 5.6 / 5.8 us at m = 1 / 4 against the tuned cuBLASLt split-K 6.1 / 6.1; tie at m = 8)"},
+    {1024, 4096, 1, 8, {8, 3, 2, 4},
+     "unpooler slice (1024 rows) m<=8 (m<=2: simt first): 3 row tiles x 2 k warps, 176 CTAs (2 per SM), 8-way split as "
+     "clusters of 8 (tune_plan after the exception warp, tuning/2026-11-30_h200_s21-excwarp-slice.md: 5.38 / 5.28 / "
+     "5.41 us at m = 3 / 4 / 8 against the tuned cuBLASLt split-K 5.66 / 5.70 / 5.70, cuBLAS 6.5-6.6)"},
+    {8192, 1024, 1, 1, {1, 2, 2, 8},
+     "o m=1: no split (2 row tiles x 2 k warps x 8 groups: the whole K of 1024 per CTA), 256 CTAs (2 per SM) (tune_plan "
+     "after the exception warp, tuning/2026-11-30_h200_s21-excwarp-o.md: 5.50 us against cuBLAS 6.14 and the tuned "
+     "cuBLASLt 6.24; a tie at m = 2, cuBLAS ahead from 3 tokens: rows of m = 1 are not bitwise those of m >= 2)"},
 };
 
 namespace {
