@@ -342,14 +342,12 @@ constexpr SkinnyWin kSkinnyWins[] = {
      "17.1 / 17.1 / 17.8 / 17.8 for the 8-way split-K layout 8 x 16 x 1 x 16 before it, bitwise the same sums: both add "
      "8 k slices of 16 groups in order). From 17 tokens the vendor family: its broad sweep finds a cuBLASLt tile that "
      "beats the skinny family there (perf-notes steps 72, 74)"},
-    {8192, 4096, 1, 2, {1, 4, 4, 16},
-     "unpooler (all rows) m<=2: no split (4 row tiles x 4 k warps): 15.6 / 16.0 us at m = 1 / 2 against cuBLAS 18.0 / 17.7 "
-     "(perf-notes step 43)"},
-    {8192, 4096, 3, 16, {1, 2, 4, 16},
-     "unpooler (all rows) 3<=m<=16: no split (2 row tiles x 4 k warps, 256 CTAs, 2 per SM), x through the ring "
-     "(perf-notes step 96; tune_plan: the fastest layout at m = 8 / 16, 15.0 / 15.3 us; skinny_bench s17-xring5: 15.3 / "
-     "15.1 / 15.6 / 15.6 us at m = 3 / 8 / 13 / 16 against "
-     "17.0 / 17.0 / 17.8 / 17.6 for the 4-way split-K layout before it and cuBLAS ~17.5; the same K order)"},
+    {8192, 4096, 1, 16, {1, 2, 4, 16},
+     "unpooler (all rows) m<=16: no split (2 row tiles x 4 k warps, 256 CTAs, 2 per SM), x through the ring from 3 tokens "
+     "(perf-notes steps 96, 111; tune_plan after the exception warp, tuning/2026-11-30_h200_s21-excwarp-unpooler.md: the "
+     "fastest layout at m = 1 / 8 / 16, 14.3 / 14.7 / 14.9 us (4 row tiles per CTA at m = 1: 14.8) against cuBLAS 17.6-17.8; "
+     "skinny_bench s17-xring5: 15.3 / 15.1 / 15.6 / 15.6 us at m = 3 / 8 / 13 / 16 against 17.0 / 17.0 / 17.8 / 17.6 for "
+     "the 4-way split-K layout before it; the same K order)"},
     {1024, 4096, 1, 8, {8, 3, 2, 4},
      "unpooler slice (1024 rows) m<=8 (m<=2: simt first): 3 row tiles x 2 k warps, 176 CTAs (2 per SM), 8-way split as "
      "clusters of 8 (tune_plan after the exception warp, tuning/2026-11-30_h200_s21-excwarp-slice.md: 5.38 / 5.28 / "
