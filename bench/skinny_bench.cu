@@ -292,23 +292,20 @@ int main(int argc, char** argv) {
     CK(cudaMalloc(&d_off, pk.exc_off.size() * 4 + 4));
     CK(cudaMemcpy(d_off, pk.exc_off.data(), pk.exc_off.size() * 4, cudaMemcpyHostToDevice));
     CK(cudaMalloc(&d_exc, pk.exc.size() * 4 + 4));
-    // (zeros: the tables emptied, offsets and inline records alike)
-    const std::vector<uint32_t> inl = solgemm::kernels::exception_inline(pk.exc_off, pk.exc);
-    const size_t zero_b = std::max(pk.exc_off.size(), inl.size()) * 4 + 4;
     uint32_t* d_zero;
-    CK(cudaMalloc(&d_zero, zero_b));
-    CK(cudaMemset(d_zero, 0, zero_b));
+    CK(cudaMalloc(&d_zero, pk.exc_off.size() * 4 + 4));
+    CK(cudaMemset(d_zero, 0, pk.exc_off.size() * 4 + 4));
     CK(cudaMemcpy(d_exc, pk.exc.data(), pk.exc.size() * 4, cudaMemcpyHostToDevice));
-    uint32_t* d_blk;  // (the inline table)
-    CK(cudaMalloc(&d_blk, inl.size() * 4));
-    CK(cudaMemcpy(d_blk, inl.data(), inl.size() * 4, cudaMemcpyHostToDevice));
+    uint32_t* d_blk;
+    CK(cudaMalloc(&d_blk, pk.exc.size() * 4 + 4));
+    CK(cudaMemcpy(d_blk, solgemm::kernels::exception_blocks(pk).data(), pk.exc.size() * 4, cudaMemcpyHostToDevice));
     // Thinned exception tables (the "-exc1of<s>" rows, perf-notes step 109): only row tiles rt % s == 0 keep their
     // entries (a compacted copy of the entries and its offsets; wrong results in the others): what the exception path
     // costs as fewer warps hold any entry.
     std::vector<std::tuple<int, uint32_t*, uint32_t*, uint32_t*>> d_thin;
     if (!pk.exc_off.empty()) {
       for (int sth : {2, 4, 8, 16}) {
-        std::vector<uint32_t> off2(pk.exc_off.size()), exc2;
+        std::vector<uint32_t> off2(pk.exc_off.size()), exc2, blk2;
         for (int64_t rt = 0; rt < pk.row_tiles; ++rt)
           for (int64_t b = 0; b < pk.k_blocks; ++b) {
             const int64_t i = rt * pk.k_blocks + b;
@@ -316,6 +313,7 @@ int main(int argc, char** argv) {
             if (rt % sth == 0) {
               exc2.insert(exc2.end(), pk.exc.begin() + pk.exc_off[static_cast<size_t>(i)],
                           pk.exc.begin() + pk.exc_off[static_cast<size_t>(i) + 1]);
+              blk2.resize(exc2.size(), static_cast<uint32_t>(i));
             }
           }
         off2.back() = static_cast<uint32_t>(exc2.size());
@@ -324,9 +322,8 @@ int main(int argc, char** argv) {
         CK(cudaMemcpy(d_o, off2.data(), off2.size() * 4, cudaMemcpyHostToDevice));
         CK(cudaMalloc(&d_e, exc2.size() * 4 + 4));
         CK(cudaMemcpy(d_e, exc2.data(), exc2.size() * 4, cudaMemcpyHostToDevice));
-        const std::vector<uint32_t> inl2 = solgemm::kernels::exception_inline(off2, exc2);
-        CK(cudaMalloc(&d_b, inl2.size() * 4));
-        CK(cudaMemcpy(d_b, inl2.data(), inl2.size() * 4, cudaMemcpyHostToDevice));
+        CK(cudaMalloc(&d_b, blk2.size() * 4 + 4));
+        CK(cudaMemcpy(d_b, blk2.data(), blk2.size() * 4, cudaMemcpyHostToDevice));
         d_thin.emplace_back(sth, d_o, d_e, d_b);
       }
     }
@@ -340,12 +337,10 @@ int main(int argc, char** argv) {
       const solgemm::Config c = cfg_of(sh.cands[0], nt);
       const bool second_noexc = std::string(std::getenv("SKINNY_NCU")) == "noexc";
       solgemm::kernels::PackedView vd = v;
-      if (second_noexc) {
+      if (second_noexc)
         vd.exc_off = d_zero;
-        vd.exc_in = d_zero;
-      } else {
+      else
         vd.diag = 3;
-      }
       run_skinny(c, v, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
       run_skinny(c, vd, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
       CK(cudaStreamSynchronize(tm.s));
@@ -487,10 +482,7 @@ int main(int argc, char** argv) {
             dg != (1 << 20) && dg != 128 && dg != (128 | (1 << 27)))
           continue;
         solgemm::kernels::PackedView vd = v;
-        if (dg == 0 || (dg & (1 << 27))) {  // (1 << 27: bench-side only, the tables emptied)
-          vd.exc_off = d_zero;
-          vd.exc_in = d_zero;
-        }
+        if (dg == 0 || (dg & (1 << 27))) vd.exc_off = d_zero;  // (1 << 27: bench-side only, the tables emptied)
         vd.diag = dg & ~(16 | 32 | (1 << 27));
         vd.no_cluster = dg == 16;
         vd.no_direct0 = dg == 32;  // (32: the library kernel with the ring carrying every group, perf-notes step 49)
@@ -505,7 +497,7 @@ int main(int argc, char** argv) {
         solgemm::kernels::PackedView vd = v;
         vd.exc_off = d_o;
         vd.exc = d_e;
-        vd.exc_in = d_b;
+        vd.exc_blk = d_b;
         diag_row(vd, fmt::format("-exc1of{}", sth));
         if (sth == 16 && std::getenv("TIMELINE_DUMP")) {  // per CTA: do the CTAs with entries end later? (step 109)
           for (int variant = 0; variant < 3; ++variant) {
@@ -513,12 +505,9 @@ int main(int argc, char** argv) {
             if (variant == 1) {
               vt.exc_off = v.exc_off;
               vt.exc = v.exc;
-              vt.exc_in = v.exc_in;
+              vt.exc_blk = v.exc_blk;
             }
-            if (variant == 2) {
-              vt.exc_off = d_zero;
-              vt.exc_in = d_zero;
-            }
+            if (variant == 2) vt.exc_off = d_zero;
             const char* tag = variant == 0 ? "-exc1of16" : variant == 1 ? "-excall" : "-excnone";
             tm.timeline(fmt::format("{} m={} {}{}", sh.name, m, lstr(sh.cands[0]), tag).c_str(), ctas0, trace,
                         [&](unsigned long long* tr) {
@@ -547,10 +536,7 @@ int main(int argc, char** argv) {
         if ((dg == 1 && m <= 8) || (dg == 3 && m > 1) || (quick && dg != 0 && dg != 8192 && dg != 3)) continue;
         solgemm::kernels::PackedView vt = v;
         vt.diag = dg < 0 ? 0 : dg;
-        if (dg < 0) {
-          vt.exc_off = d_zero;
-          vt.exc_in = d_zero;
-        }
+        if (dg < 0) vt.exc_off = d_zero;
         const solgemm::Config c = cfg_of(sh.cands[0], nt);
         const int ctas = c.split_k * static_cast<int>(((sh.rows + 15) / 16 + c.rt_cta - 1) / c.rt_cta);
         tm.timeline(fmt::format("{} m={} {}{}", sh.name, m, lstr(sh.cands[0]), dg == 256 ? "-g0=stored" : dg == 8192 ? "-nowait" : dg == (8192 | 16384) ? "-nowait-iadd" : dg == 3 ? "-ring-notail" : dg > 0 ? "-ring" : dg < 0 ? "-noexc" : "").c_str(), ctas,
@@ -586,10 +572,7 @@ int main(int argc, char** argv) {
           vd.diag = 3 | kn.bare;
           if (kn.s8) vd.max_stages = 8;
           vd.no_direct0 = kn.nod0;
-          if (kn.noexc) {
-            vd.exc_off = d_zero;
-            vd.exc_in = d_zero;
-          }
+          if (kn.noexc) vd.exc_off = d_zero;
           if (kn.nocoop) vd.split.cnt64 = nullptr;
           const float us = tm.time([&] {
             run_skinny(c, vd, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
@@ -688,7 +671,6 @@ int main(int argc, char** argv) {
         {  // both without exceptions (tables emptied; wrong results): does the exception patch gate the refill?
           solgemm::kernels::PackedView vl = v, vg = v;
           vl.exc_off = vg.exc_off = d_zero;
-          vl.exc_in = vg.exc_in = d_zero;
           vg.data = d_data_gm;
           vg.diag = solgemm::kernels::family::kGroupMajor;
           float us[2];

@@ -53,7 +53,7 @@ struct Weights::Impl {
   PrepareOptions opt;
   Storage storage = Storage::raw_bf16;   // what the fast kernels read (raw when none applies)
   DevBuf raw;                            // the original weights, for the reference kernel
-  DevBuf packed, exc_off, exc, exc_in;   // packed12 / packed16 (exc_in: kernels::exception_inline)
+  DevBuf packed, exc_off, exc, exc_blk;  // packed12 / packed16 (exc_blk: kernels::exception_blocks)
   DevBuf hi, lo, lo2;                    // router hi + lo (+ lo2 in exact mode), fragment order
   DevBuf hi_rm, lo_rm, lo2_rm;           // the same terms row-major (vendor family)
   format::Packed meta;                   // host copy of the packing metadata (data cleared after upload)
@@ -82,7 +82,7 @@ struct Weights::Impl {
     v.data = static_cast<const uint8_t*>(packed.p);
     v.exc_off = static_cast<const uint32_t*>(exc_off.p);
     v.exc = static_cast<const uint32_t*>(exc.p);
-    v.exc_in = static_cast<const uint32_t*>(exc_in.p);
+    v.exc_blk = static_cast<const uint32_t*>(exc_blk.p);
     v.bits12 = meta.code == format::Code::bits12;
     v.base = meta.base;
     v.n = n;
@@ -190,13 +190,11 @@ Weights Weights::prepare(const void* d_W, DType wt, int64_t n, int64_t k, cudaSt
     impl->packed.upload(pk.data.data(), pk.data.size(), stream, "prepare: uploading packed weights");
     impl->exc_off.upload(pk.exc_off.data(), pk.exc_off.size() * 4, stream, "prepare: uploading exceptions");
     impl->exc.upload(pk.exc.data(), pk.exc.size() * 4, stream, "prepare: uploading exceptions");
-    const std::vector<uint32_t> inl = kernels::exception_inline(pk.exc_off, pk.exc);
-    impl->exc_in.upload(inl.data(), inl.size() * 4, stream, "prepare: uploading exceptions");
+    const std::vector<uint32_t> blk = kernels::exception_blocks(pk);
+    impl->exc_blk.upload(blk.data(), blk.size() * 4, stream, "prepare: uploading exceptions");
     impl->storage = pk.code == format::Code::bits12 ? Storage::packed12 : Storage::packed16;
-    // (+ the derived inline table the skinny kernels read: 16 bytes per exception block of 16 x 256 weights, 12-bit only)
-    impl->bits = pk.bits_per_weight() + (pk.code == format::Code::bits12
-                                             ? 128.0 * static_cast<double>(pk.exc_off.size() - 1) / (static_cast<double>(n) * k)
-                                             : 0.0);
+    // (+ the derived block index the skinny kernels read with each entry: 4 bytes per exception)
+    impl->bits = pk.bits_per_weight() + 32.0 * static_cast<double>(pk.exceptions()) / (static_cast<double>(n) * k);
     impl->desc = pk.describe() + note;
     check_cuda(cudaStreamSynchronize(stream), "prepare: synchronising");
     pk.data.clear();

@@ -371,12 +371,11 @@ TEST(Skinny, XRingEqualsStagedX) {
     const solgemm::format::Packed pk = solgemm::format::encode_bf16(hw.data(), s.n, s.k);
     ASSERT_EQ(pk.code, solgemm::format::Code::bits12);
     Dev<uint8_t> data(pk.data.size());
-    const std::vector<uint32_t> inl = solgemm::kernels::exception_inline(pk.exc_off, pk.exc);
-    Dev<uint32_t> off(pk.exc_off.size()), exc(std::max<size_t>(pk.exc.size(), 1)), blk(inl.size());
+    Dev<uint32_t> off(pk.exc_off.size()), exc(std::max<size_t>(pk.exc.size(), 1)), blk(std::max<size_t>(pk.exc.size(), 1));
     SKT_CK(cudaMemcpy(data.p, pk.data.data(), pk.data.size(), cudaMemcpyHostToDevice));
     SKT_CK(cudaMemcpy(off.p, pk.exc_off.data(), pk.exc_off.size() * 4, cudaMemcpyHostToDevice));
     SKT_CK(cudaMemcpy(exc.p, pk.exc.data(), pk.exc.size() * 4, cudaMemcpyHostToDevice));
-    SKT_CK(cudaMemcpy(blk.p, inl.data(), inl.size() * 4, cudaMemcpyHostToDevice));
+    SKT_CK(cudaMemcpy(blk.p, solgemm::kernels::exception_blocks(pk).data(), pk.exc.size() * 4, cudaMemcpyHostToDevice));
     solgemm::kernels::PackedView v = solgemm::kernels::packed_view(pk, data.p, off.p, exc.p, blk.p);
     Dev<__nv_bfloat16> x(static_cast<size_t>(16 * s.k));
     skt::gen_bf16<<<1024, 256>>>(x.p, 16 * s.k, seed + 7, 1.0f);

@@ -74,14 +74,14 @@ void skinny_dispatch(const Config& cfg, const PackedView& w, const __nv_bfloat16
   a.w0 = w.data;
   a.exc_off = w.exc_off;
   a.exc = w.exc;
-  a.exc_in = reinterpret_cast<const uint4*>(w.exc_in);
+  a.exc_blk = w.exc_blk;
   a.exc_p = std::ldexp(1.f, w.base - 112);  // (the placeholder kPadCoded's true value)
   a.base_add = decode::base_add(w.base);
   a.k_blocks = static_cast<int>(w.k_blocks);
   apply_bench_knobs<kBench>(a, w);
-  if (w.bits12 && w.exc_in == nullptr)
-    throw Error("solgemm: skinny: 12-bit weights without the inline exception table (PackedView::exc_in; "
-                "kernels::exception_inline)");
+  if (w.bits12 && w.exc_blk == nullptr)
+    throw Error("solgemm: skinny: 12-bit weights without the exception block table (PackedView::exc_blk; "
+                "kernels::exception_blocks)");
   if (w.bits12) {  // the coded domain (decode.hpp); prepare checked coded_ok, or stored the matrix at 16 bits
     const int ca = decode::coded_a(w.base), d = ca - w.base;
     if (w.base < 1 || ca > decode::kCodedMaxA)

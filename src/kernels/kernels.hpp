@@ -131,7 +131,7 @@ struct PackedView {
   const uint8_t* data = nullptr;     // groups
   const uint32_t* exc_off = nullptr; // row_tiles * k_blocks + 1
   const uint32_t* exc = nullptr;
-  const uint32_t* exc_in = nullptr;  // derived (exception_inline): 4 words per exception block (skinny family)
+  const uint32_t* exc_blk = nullptr; // derived (exception_blocks): the block index of every entry (skinny family)
   bool bits12 = true;
   int base = 112;
   int64_t n = 0, k = 0, row_tiles = 0, k_groups = 0, k_blocks = 0;
@@ -145,30 +145,24 @@ struct PackedView {
                                      // 1 = wherever it applies, -1 = never (bench A/B)
 };
 
-// Derived from the exception tables (not part of the format): per exception block b four words, its entry count and
-// its first three entries (0 past the count), which the skinny family's exception warp loads at entry: one round trip
-// for what the offsets and then the entries took two (perf-notes step 112); entries past the third it reads from the
-// tables. At least one record (4 words) even without blocks.
-inline std::vector<uint32_t> exception_inline(const std::vector<uint32_t>& exc_off, const std::vector<uint32_t>& exc) {
-  const size_t blocks = exc_off.empty() ? 0 : exc_off.size() - 1;
-  std::vector<uint32_t> t(std::max<size_t>(blocks, 1) * 4, 0u);
-  for (size_t b = 0; b < blocks; ++b) {
-    const uint32_t n = exc_off[b + 1] - exc_off[b];
-    t[4 * b] = n;
-    for (uint32_t i = 0; i < n && i < 3; ++i) t[4 * b + 1 + i] = exc[exc_off[b] + i];
-  }
-  return t;
+// Derived from the exception tables (not part of the format): entry i's block index b (exc_off[b] <= i <
+// exc_off[b + 1]), which the skinny family's exception warp reads with the entry to find its row tile and k.
+inline std::vector<uint32_t> exception_blocks(const format::Packed& pk) {
+  std::vector<uint32_t> blk(pk.exc.size());
+  for (size_t b = 0; b + 1 < pk.exc_off.size(); ++b)
+    for (uint32_t i = pk.exc_off[b]; i < pk.exc_off[b + 1]; ++i) blk[i] = static_cast<uint32_t>(b);
+  return blk;
 }
 
 // The view of a host-encoded matrix (format::encode_bf16) whose groups and exception tables were copied to the device
 // (the bench's and the tests' launches of the family itself; the library builds its views from its own metadata).
 inline PackedView packed_view(const format::Packed& pk, const uint8_t* data, const uint32_t* exc_off,
-                              const uint32_t* exc, const uint32_t* exc_in) {
+                              const uint32_t* exc, const uint32_t* exc_blk) {
   PackedView v;
   v.data = data;
   v.exc_off = exc_off;
   v.exc = exc;
-  v.exc_in = exc_in;
+  v.exc_blk = exc_blk;
   v.bits12 = pk.code == format::Code::bits12;
   v.base = pk.base;
   v.n = pk.n;

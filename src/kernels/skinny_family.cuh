@@ -22,8 +22,7 @@
 //
 // Exceptions (Dec12): the loop multiplies every exception slot as it is stored, the placeholder p = 2^(base - 112)
 // (format.hpp); one more warp, the CTA's exception warp, meanwhile reads the entries of the CTA's rows and k range
-// (counts and first entries from a derived table, kernels::exception_inline, loaded at the kernel's entry) and the x
-// values they meet and sums, per output element, dp = sum -p x and dw = sum w x (FP32, table order) in
+// and the x values they meet and sums, per output element, dp = sum -p x and dw = sum w x (FP32, table order) in
 // shared memory; the CTA's partial P then becomes (P + dp) + dw as its k warps' sums are added. The compute warps'
 // loop holds no exception code at all, and the correction sits off their path: the exception warp has the whole
 // main loop to do it (perf-notes step 111; an in-loop patch or a per-warp correction after the loop cost 0.3-1 us
@@ -70,9 +69,9 @@ struct Args {
   const uint8_t* w2 = nullptr;       // lo2 (router, exact)
   const uint32_t* exc_off = nullptr;
   const uint32_t* exc = nullptr;
-  const uint4* exc_in = nullptr;     // Dec12: per exception block its count and first entries (kernels::exception_inline)
+  const uint32_t* exc_blk = nullptr; // Dec12: the block index of every entry (kernels::exception_blocks)
   float exc_p = 0.f;                 // Dec12: the placeholder's true value, 2^(base - 112)
-  int dl_off = 0;                    // Dec12: shared-memory offset of the exception warp's region (records, dp, dw)
+  int dl_off = 0;                    // Dec12: shared-memory offset of the corrections (dp, dw: 2 x tile floats)
   uint32_t base_add = 0;             // (base << 7) * 0x10001 (Dec12, true domain: bench diag & 16384 only)
   uint32_t dec_or = 0;               // Dec12 coded domain (decode.hpp): coded_or(A), A = base rounded up to 16
   float exc_scale = 1.f;             // 2^d, d = A - base: an exception's true bits -> coded bits
@@ -355,136 +354,100 @@ constexpr bool x_phases_ok() {
 
 // The exception warp (Dec12; see the top of this file). For the CTA's row tiles and k range (split crank), every entry
 // in table order adds dp[e] = fma(-p, x, dp[e]) and dw[e] = fma(w, x, dw[e]) for each valid token of the chunk, e the
-// element (row, token) in the tile's fragment order (rtl, nt, c, lane). The CTA's exception blocks (its row tiles x the
-// blocks touching its k range; a block may straddle two CTAs: entries outside the range are skipped) go 32 to a pass,
-// block i of a pass in lane i: its record of the derived inline table (Args::exc_in, kernels::exception_inline: the
-// entry count and the first kExcInline entries; the rest, rare, from the tables), then the pass's entries 32 at a time,
-// each lane one entry and the x values it meets, applied in rounds so that the entries of one row go in table order
-// (k ascending). Two dependent round trips (records, x) while the compute warps stream.
-constexpr int kExcInline = 3;
-struct ExcGeom {
-  int nbs, b0, nblk;  // blocks per row tile touching the k range, the first of them, the CTA's blocks
+// element (row, token) in the tile's fragment order (rtl, nt, c, lane). Lane j < rt_cta reads row tile j's offsets
+// of the blocks touching the k range; then the warp takes the CTA's entries 32 at a time: each lane one entry, its
+// block index (Args::exc_blk, for the entry's k) and the x values it meets, applied in rounds so that the entries of
+// one row go in table order (k ascending). All from global memory (L2) while the compute warps stream.
+// Its first loads, issued at the kernel's entry (before the weight stream fills the memory queue): lane j < rt_cta,
+// row tile j's entry range [lo, hi) of the blocks touching the CTA's k range (a block may straddle two CTAs).
+struct ExcBounds {
+  uint32_t lo = 0, hi = 0;
 };
-__device__ __forceinline__ ExcGeom exception_geom(const Args& a, int rblock, int crank) {
+__device__ __forceinline__ ExcBounds exception_bounds(const Args& a, int rblock, int crank, int lane) {
+  ExcBounds r;
   const int kg0 = crank * a.wk * a.gpw, kg1 = min(kg0 + a.wk * a.gpw, a.k_groups);
-  const int b0 = kg0 >> 2, nbs = kg1 > kg0 ? ((kg1 + 3) >> 2) - b0 : 0;
-  return {nbs, b0, min(a.rt_cta, a.row_tiles - rblock * a.rt_cta) * nbs};
-}
-__device__ __forceinline__ uint4 exception_record(const Args& a, const ExcGeom& g, int rblock, int i) {
-  if (i >= g.nblk) return make_uint4(0u, 0u, 0u, 0u);
-  const int j = i / g.nbs;
-  return __ldg(a.exc_in + static_cast<int64_t>(rblock * a.rt_cta + j) * a.k_blocks + g.b0 + (i - j * g.nbs));
-}
-// The shared-memory region of the exception warp (at Args::dl_off): a pass's 32 records (512 bytes), then dp and dw.
-constexpr int kExcRecBytes = 512;
-// The records of the first pass, requested at the kernel's entry (before the weight stream fills the memory queue) by
-// cp.async into the records' slots, so that no register holds them across the kernel; exception_warp waits for them.
-// Later passes (more than 32 blocks per CTA) load theirs when they come to them.
-__device__ __forceinline__ void exception_prefetch(const Args& a, uint8_t* smem, int rblock, int crank, int lane) {
-  const ExcGeom g = exception_geom(a, rblock, crank);
-  const uint32_t dst = smem_u32(smem + a.dl_off);
-  const int j = lane / max(g.nbs, 1);
-  const bool ok = lane < g.nblk;
-  const uint4* src = ok ? a.exc_in + static_cast<int64_t>(rblock * a.rt_cta + j) * a.k_blocks + g.b0 + (lane - j * g.nbs)
-                        : a.exc_in;
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst + 16u * lane), "l"(src), "r"(ok ? 16 : 0)
-               : "memory");
+  const int rt = rblock * a.rt_cta + lane;
+  if (lane < a.rt_cta && rt < a.row_tiles && kg1 > kg0) {
+    const uint32_t* off = a.exc_off + static_cast<int64_t>(rt) * a.k_blocks;
+    r.lo = __ldg(off + (kg0 >> 2));
+    r.hi = __ldg(off + ((kg1 + 3) >> 2));
+  }
+  return r;
 }
 template <int NT>
-__device__ __forceinline__ void exception_warp(const Args& a, uint8_t* smem, int rblock, int crank, int tok0, int lane,
-                                               unsigned long long* trace) {
+__device__ __forceinline__ void exception_warp(const Args& a, uint8_t* smem, ExcBounds eb, int rblock, int crank,
+                                               int tok0, int lane, unsigned long long* trace) {
   const int tile = a.rt_cta * NT * 128;
-  uint4* recs = reinterpret_cast<uint4*>(smem + a.dl_off);
-  float* dp = reinterpret_cast<float*>(smem + a.dl_off + kExcRecBytes);
+  float* dp = reinterpret_cast<float*>(smem + a.dl_off);
   float* dw = dp + tile;
-  const ExcGeom g = exception_geom(a, rblock, crank);
   const int kg0 = crank * a.wk * a.gpw, kg1 = min(kg0 + a.wk * a.gpw, a.k_groups);  // the CTA's k groups
   const int rt0 = rblock * a.rt_cta;
-  // -0 everywhere: (P + -0) + -0 == P bit for bit, -0 included; then the prefetched records (exception_prefetch)
+  // -0 everywhere meanwhile: (P + -0) + -0 == P bit for bit, -0 included
   float4* d4 = reinterpret_cast<float4*>(dp);
   for (int i = lane; i < tile / 2; i += 32) d4[i] = make_float4(-0.f, -0.f, -0.f, -0.f);
-  asm volatile("cp.async.wait_all;\n" ::: "memory");
+  const int lo = static_cast<int>(eb.lo), cnt = static_cast<int>(eb.hi - eb.lo);
+  int pre = cnt;  // inclusive prefix over the row tiles (lanes past rt_cta hold 0)
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const int v = __shfl_up_sync(0xFFFFFFFFu, pre, o);
+    if (lane >= o) pre += v;
+  }
+  const int total = __shfl_sync(0xFFFFFFFFu, pre, 31), first = pre - cnt;
   __syncwarp();
   const int mc = min(8 * NT, a.m - tok0);
-  const int k_lo = kg0 * 64, k_hi = min(kg1 * 64, a.k);
+  const int k_lo = kg0 * 64, k_hi = min(kg1 * 64, a.k);  // (entries of straddling blocks outside: skipped)
   const uint16_t* x16 = reinterpret_cast<const uint16_t*>(a.x);
-  for (int p0 = 0; p0 < g.nblk; p0 += 32) {
-    if (p0 > 0) {  // (a later pass: its records now)
-      const uint4 r = exception_record(a, g, rblock, p0 + lane);
-      __syncwarp();
-      recs[lane] = r;
-      __syncwarp();
+  for (int c0 = 0; c0 < total; c0 += 32) {
+    const int i = c0 + lane;
+    int j = 0;  // entry i's row tile: the last j whose first entry is <= i
+    for (int jj = 1; jj < a.rt_cta; ++jj)
+      if (__shfl_sync(0xFFFFFFFFu, first, jj) <= i) j = jj;
+    const int q = __shfl_sync(0xFFFFFFFFu, lo, j) + i - __shfl_sync(0xFFFFFFFFu, first, j);
+    uint32_t e = 0;
+    int kk = -1;
+    if (i < total) {
+      e = __ldg(a.exc + q);
+      const int kb = static_cast<int>(__ldg(a.exc_blk + q)) - (rt0 + j) * a.k_blocks;  // k block in its row tile
+      kk = kb * 256 + static_cast<int>((e >> 16) & 255);
     }
-    const int cnt = static_cast<int>(recs[lane].x);
-    int pre = cnt;  // inclusive prefix of the entry counts over the pass's blocks
+    const bool valid = kk >= k_lo && kk < k_hi;
+    const int rl = j * 16 + static_cast<int>(e >> 24);  // row in the CTA's block
+    float xv[8 * NT];
 #pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-      const int v = __shfl_up_sync(0xFFFFFFFFu, pre, o);
-      if (lane >= o) pre += v;
-    }
-    const int total = __shfl_sync(0xFFFFFFFFu, pre, 31), first = pre - cnt;
-    for (int c0 = 0; c0 < total; c0 += 32) {
-      const int i = c0 + lane;
-      int src = 0;  // entry i's block (lane): the last one whose first entry is <= i
-#pragma unroll 1
-      for (int jj = 1; jj < 32; ++jj)
-        if (__shfl_sync(0xFFFFFFFFu, first, jj) <= i) src = jj;
-      const int slot = i - __shfl_sync(0xFFFFFFFFu, first, src);
-      const int bi = p0 + src, j = bi / g.nbs, kbk = g.b0 + (bi - j * g.nbs);
-      uint32_t e = i < total && slot < kExcInline ? reinterpret_cast<const uint32_t*>(recs + src)[1 + slot] : 0u;
-      if (i < total && slot >= kExcInline) {  // (past the record's entries: from the tables)
-        const int64_t b = static_cast<int64_t>(rt0 + j) * a.k_blocks + kbk;
-        e = __ldg(a.exc + __ldg(a.exc_off + b) + slot);
-      }
-      const int kk = i < total ? kbk * 256 + static_cast<int>((e >> 16) & 255) : -1;
-      const bool valid = kk >= k_lo && kk < k_hi;
-      const int rl = j * 16 + static_cast<int>(e >> 24);  // row in the CTA's block
-      const float w = __uint_as_float(e << 16);
-      // rounds: the entries of one row in this chunk, in lane (table) order
-      const unsigned vm = __ballot_sync(0xFFFFFFFFu, valid);
-      const unsigned peers = __match_any_sync(0xFFFFFFFFu, valid ? rl : -1 - lane);
-      const int rank = __popc(peers & vm & ((1u << lane) - 1u));
-      const int rounds = __reduce_max_sync(0xFFFFFFFFu, valid ? rank + 1 : 0);
-      // element of (row rl, token 8 nt + 2 u + h): ((rtl NT + nt) 4 + 2 (rr >> 3) + h) 32 + 4 (rr & 7) + u
-      const int el0 = ((rl >> 4) * NT * 4 + ((rl & 15) >> 3) * 2) * 32 + (rl & 7) * 4;
-      // one n tile (8 tokens) at a time: the x values it meets, two BF16 per register (t even: low half), then the
-      // rounds (a tile at a time keeps the 2-n-tile variants within their 64 registers)
-#pragma unroll 1
-      for (int nt = 0; nt < NT && nt * 8 < mc; ++nt) {
-        uint32_t xp[4];
+    for (int t = 0; t < 8 * NT; ++t)
+      xv[t] = valid && t < mc
+                  ? __uint_as_float(static_cast<uint32_t>(__ldg(x16 + static_cast<int64_t>(tok0 + t) * a.k + kk)) << 16)
+                  : 0.f;
+    const float w = __uint_as_float(e << 16);
+    // rounds: the entries of one row in this chunk, in lane (table) order
+    const unsigned vm = __ballot_sync(0xFFFFFFFFu, valid);
+    const unsigned peers = __match_any_sync(0xFFFFFFFFu, valid ? rl : -1 - lane);
+    const int rank = __popc(peers & vm & ((1u << lane) - 1u));
+    const int rounds = __reduce_max_sync(0xFFFFFFFFu, valid ? rank + 1 : 0);
+    // element of (row rl, token 8 nt + 2 u + h): ((rtl NT + nt) 4 + 2 (rr >> 3) + h) 32 + 4 (rr & 7) + u
+    const int el0 = ((rl >> 4) * NT * 4 + ((rl & 15) >> 3) * 2) * 32 + (rl & 7) * 4;
+    for (int r = 0; r < rounds; ++r) {
+      if (valid && rank == r) {  // 4 tokens at a time: the lane's 8 loads first, then the FMAs and the stores
 #pragma unroll
-        for (int u = 0; u < 8; u += 2) {
-          const int t = nt * 8 + u;
-          const uint32_t v0 = valid && t < mc ? __ldg(x16 + static_cast<int64_t>(tok0 + t) * a.k + kk) : 0u;
-          const uint32_t v1 = valid && t + 1 < mc ? __ldg(x16 + static_cast<int64_t>(tok0 + t + 1) * a.k + kk) : 0u;
-          xp[u >> 1] = v0 | (v1 << 16);
-        }
-        for (int r = 0; r < rounds; ++r) {
-          if (valid && rank == r) {  // 4 tokens at a time: the lane's 8 loads first, then the FMAs and the stores
+        for (int t0 = 0; t0 < 8 * NT; t0 += 4) {
+          float pv[4], wv[4];
 #pragma unroll
-            for (int u0 = 0; u0 < 8; u0 += 4) {
-              float pv[4], wv[4];
+          for (int u = 0; u < 4; ++u) {
+            const int t = t0 + u, el = el0 + ((t >> 3) * 4 + (t & 1)) * 32 + ((t & 7) >> 1);
+            pv[u] = t < mc ? dp[el] : 0.f;
+            wv[u] = t < mc ? dw[el] : 0.f;
+          }
 #pragma unroll
-              for (int u = 0; u < 4; ++u) {
-                const int t = nt * 8 + u0 + u, el = el0 + (nt * 4 + (u & 1)) * 32 + ((u0 + u) >> 1);
-                pv[u] = t < mc ? dp[el] : 0.f;
-                wv[u] = t < mc ? dw[el] : 0.f;
-              }
-#pragma unroll
-              for (int u = 0; u < 4; ++u) {
-                const int t = nt * 8 + u0 + u, el = el0 + (nt * 4 + (u & 1)) * 32 + ((u0 + u) >> 1);
-                const uint32_t xw = xp[(u0 + u) >> 1];
-                const float xv = __uint_as_float((u & 1) ? (xw & 0xFFFF0000u) : (xw << 16));
-                if (t < mc) {
-                  dp[el] = fmaf(-a.exc_p, xv, pv[u]);
-                  dw[el] = fmaf(w, xv, wv[u]);
-                }
-              }
+          for (int u = 0; u < 4; ++u) {
+            const int t = t0 + u, el = el0 + ((t >> 3) * 4 + (t & 1)) * 32 + ((t & 7) >> 1);
+            if (t < mc) {
+              dp[el] = fmaf(-a.exc_p, xv[t], pv[u]);
+              dw[el] = fmaf(w, xv[t], wv[u]);
             }
           }
-          __syncwarp();
         }
       }
+      __syncwarp();
     }
   }
   if (trace && lane == 0) stamp(trace, 5);  // (bench timeline: the corrections done)
@@ -551,8 +514,9 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
       for (int c = 0; c < Src::kLoads / T; ++c) bd[t * (Src::kLoads / T) + c] = ld_stream16(first_src(t, c));
   };
   // (Dec12) the exception warp's first loads, at entry
+  ExcBounds eb;
   if constexpr (Src::kExc) {
-    if (warp == warps + 1) exception_prefetch(a, smem, rblock, crank, lane);
+    if (warp == warps + 1) eb = exception_bounds(a, rblock, crank, lane);
   }
   if (d0 && n > 0) {
     if constexpr (kRegFirst) {
@@ -772,7 +736,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   // 4. The exception warp (Dec12; the CTA's last warp, after the producer): the corrections of the CTA's partial,
   //    in shared memory before the main loop ends (see the top of this file).
   if constexpr (Src::kExc) {
-    if (warp == warps + 1) exception_warp<NT>(a, smem, rblock, crank, tok0, lane, trace);
+    if (warp == warps + 1) exception_warp<NT>(a, smem, eb, rblock, crank, tok0, lane, trace);
   }
 
   // 5. Main loop (compute warps): wait for the stage, read the warp's slot half a group at a time, release it,
@@ -906,7 +870,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   if (a.wk > 1 || Src::kExc) {  // float4 at a time (the tile is a multiple of 128 floats): the k warps' partials in
                                 // order, then (Dec12) the exception warp's corrections: (P + dp) + dw
     float4* part4 = reinterpret_cast<float4*>(part);
-    const float4* dl4 = reinterpret_cast<const float4*>(smem + a.dl_off + kExcRecBytes);
+    const float4* dl4 = reinterpret_cast<const float4*>(smem + a.dl_off);
     for (int e = threadIdx.x; e < tile / 4; e += nthreads) {
       float4 v = part4[e];
       for (int w = 1; w < a.wk; ++w) {
@@ -1232,9 +1196,8 @@ void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr) {
   const CUtensorMap xm = xr ? *xmap : CUtensorMap{};
   const int warps = a.rt_cta * a.wk;
   constexpr int kExcWarps = exc_warps<Src>();
-  // (Dec12) the exception warp's region at the end: its records (kExcRecBytes), then the corrections dp, dw (two
-  // floats per element of the CTA's tile)
-  const size_t dlb = kExcWarps ? kExcRecBytes + static_cast<size_t>(a.rt_cta) * NT * 128 * 2 * sizeof(float) : 0;
+  // (Dec12) the exception warp's corrections dp, dw: two floats per element of the CTA's tile, at the end
+  const size_t dlb = kExcWarps ? static_cast<size_t>(a.rt_cta) * NT * 128 * 2 * sizeof(float) : 0;
   const size_t r0 = xr ? partial_bytes<NT>(a) : region0_bytes<NT>(a), sb = stage_bytes<Src>(a);
   size_t budget = smem_budget(MINB);
   // kXR: per stage, every k warp's x box (8 NT tokens x 128 bytes), after the weight ring (+ 1 KB to align it).
