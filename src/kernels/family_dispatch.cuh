@@ -89,7 +89,6 @@ void skinny_dispatch(const Config& cfg, const PackedView& w, const __nv_bfloat16
                               decode::kCodedMaxA));
     a.dec_or = decode::coded_or(ca);
     const bool true_domain = (a.diag & 16384) != 0;  // (bench: the IADD decode, perf-notes step 39)
-    a.exc_scale = true_domain ? 1.f : std::ldexp(1.f, d);
     a.out_scale = true_domain ? 1.f : std::ldexp(1.f, -d);
   }
   // x through the ring (skinny_family.cuh, use_xring): its tensor map, built here for the launch (whole runs: every

@@ -74,7 +74,6 @@ struct Args {
   int dl_off = 0;                    // Dec12: shared-memory offset of the corrections (dp, dw: 2 x tile floats)
   uint32_t base_add = 0;             // (base << 7) * 0x10001 (Dec12, true domain: bench diag & 16384 only)
   uint32_t dec_or = 0;               // Dec12 coded domain (decode.hpp): coded_or(A), A = base rounded up to 16
-  float exc_scale = 1.f;             // 2^d, d = A - base: an exception's true bits -> coded bits
   float out_scale = 1.f;             // 2^-d: the coded sums -> true sums (exact, a power of two)
   const __nv_bfloat16* x = nullptr;  // m x K
   void* out = nullptr;               // m x rows
@@ -352,14 +351,9 @@ constexpr bool x_phases_ok() {
   return NT >= 8 || (NT == 4 && (Src::kTerms == 1 || MAXT <= 288));
 }
 
-// The exception warp (Dec12; see the top of this file). For the CTA's row tiles and k range (split crank), every entry
-// in table order adds dp[e] = fma(-p, x, dp[e]) and dw[e] = fma(w, x, dw[e]) for each valid token of the chunk, e the
-// element (row, token) in the tile's fragment order (rtl, nt, c, lane). Lane j < rt_cta reads row tile j's offsets
-// of the blocks touching the k range; then the warp takes the CTA's entries 32 at a time: each lane one entry, its
-// block index (Args::exc_blk, for the entry's k) and the x values it meets, applied in rounds so that the entries of
-// one row go in table order (k ascending). All from global memory (L2) while the compute warps stream.
-// Its first loads, issued at the kernel's entry (before the weight stream fills the memory queue): lane j < rt_cta,
-// row tile j's entry range [lo, hi) of the blocks touching the CTA's k range (a block may straddle two CTAs).
+// The exception warp (Dec12; see the top of this file). Its first loads, issued at the kernel's entry (before the
+// weight stream fills the memory queue): lane j < rt_cta, row tile j's entry range [lo, hi) of the blocks touching the
+// CTA's k range (a block may straddle two CTAs).
 struct ExcBounds {
   uint32_t lo = 0, hi = 0;
 };
@@ -374,6 +368,11 @@ __device__ __forceinline__ ExcBounds exception_bounds(const Args& a, int rblock,
   }
   return r;
 }
+// Then, for the CTA's row tiles and k range (split crank), every entry in table order adds dp[e] = fma(-p, x, dp[e]) and
+// dw[e] = fma(w, x, dw[e]) for each valid token of the chunk, e the element (row, token) in the tile's fragment order
+// (rtl, nt, c, lane): the warp takes the CTA's entries 32 at a time, each lane one entry, its block index
+// (Args::exc_blk, for the entry's k) and the x values it meets, applied in rounds so that the entries of one row go in
+// table order (k ascending). All from global memory (L2) while the compute warps stream.
 template <int NT>
 __device__ __forceinline__ void exception_warp(const Args& a, uint8_t* smem, ExcBounds eb, int rblock, int crank,
                                                int tok0, int lane, unsigned long long* trace) {
