@@ -372,12 +372,10 @@ __device__ __forceinline__ ExcBounds exception_bounds(const Args& a, int rblock,
 // dw[e] = fma(w, x, dw[e]) for each valid token of the chunk, e the element (row, token) in the tile's fragment order
 // (rtl, nt, c, lane): the warp takes the CTA's entries 32 at a time, each lane one entry, its block index
 // (Args::exc_blk, for the entry's k) and the x values it meets, applied in rounds so that the entries of one row go in
-// table order (k ascending). Offsets and entries from global memory while the compute warps stream; the x values
-// from the staged x in shared memory where x is staged in one piece (xs_stride > 0: the warp waits for it at barrier 1
-// with the compute warps, one dependent round trip less, perf-notes step 113), else from global memory.
+// table order (k ascending). All from global memory (L2) while the compute warps stream.
 template <int NT>
 __device__ __forceinline__ void exception_warp(const Args& a, uint8_t* smem, ExcBounds eb, int rblock, int crank,
-                                               int tok0, int lane, unsigned long long* trace, int xs_stride) {
+                                               int tok0, int lane, unsigned long long* trace) {
   const int tile = a.rt_cta * NT * 128;
   float* dp = reinterpret_cast<float*>(smem + a.dl_off);
   float* dw = dp + tile;
@@ -413,16 +411,11 @@ __device__ __forceinline__ void exception_warp(const Args& a, uint8_t* smem, Exc
     }
     const bool valid = kk >= k_lo && kk < k_hi;
     const int rl = j * 16 + static_cast<int>(e >> 24);  // row in the CTA's block
-    // x: where it is staged (xs_stride > 0: every token of the chunk, the CTA's k range, in shared memory, landed: the
-    // warp passed barrier 1 with the compute warps) from there, else from global memory
-    const uint16_t* xs = reinterpret_cast<const uint16_t*>(smem) + (kk - k_lo);
     float xv[8 * NT];
 #pragma unroll
     for (int t = 0; t < 8 * NT; ++t)
       xv[t] = valid && t < mc
-                  ? __uint_as_float(static_cast<uint32_t>(xs_stride > 0 ? xs[t * xs_stride]
-                                                                        : __ldg(x16 + static_cast<int64_t>(tok0 + t) * a.k + kk))
-                                    << 16)
+                  ? __uint_as_float(static_cast<uint32_t>(__ldg(x16 + static_cast<int64_t>(tok0 + t) * a.k + kk)) << 16)
                   : 0.f;
     const float w = __uint_as_float(e << 16);
     // rounds: the entries of one row in this chunk, in lane (table) order
@@ -734,17 +727,15 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   }
 
   if (S == 0 && n > 0) load_first();  // direct mode: the warp's one group (here: earlier, the hi + lo variants spill)
-  if (XP == 0 && !kXR) {  // x staged (the exception warp waits for it too: it reads its entries' x values there)
+  if (XP == 0 && !kXR) {
     asm volatile("cp.async.wait_all;\n" ::: "memory");
-    if (warp < warps || (Src::kExc && warp == warps + 1))
-      asm volatile("bar.sync 1, %0;\n" ::"r"(nthr_c + (Src::kExc ? 32 : 0)) : "memory");
+    if (warp < warps) asm volatile("bar.sync 1, %0;\n" ::"r"(nthr_c) : "memory");  // x staged
   }
   if (trace && threadIdx.x == 0) stamp(trace, 1);
   // 4. The exception warp (Dec12; the CTA's last warp, after the producer): the corrections of the CTA's partial,
   //    in shared memory before the main loop ends (see the top of this file).
   if constexpr (Src::kExc) {
-    if (warp == warps + 1)
-      exception_warp<NT>(a, smem, eb, rblock, crank, tok0, lane, trace, XP == 0 && !kXR ? xs_stride : 0);
+    if (warp == warps + 1) exception_warp<NT>(a, smem, eb, rblock, crank, tok0, lane, trace);
   }
 
   // 5. Main loop (compute warps): wait for the stage, read the warp's slot half a group at a time, release it,
