@@ -53,7 +53,7 @@ struct Weights::Impl {
   PrepareOptions opt;
   Storage storage = Storage::raw_bf16;   // what the fast kernels read (raw when none applies)
   DevBuf raw;                            // the original weights, for the reference kernel
-  DevBuf packed, exc_off, exc, exc_blk;  // packed12 / packed16 (exc_blk: kernels::exception_blocks)
+  DevBuf packed, exc_off, exc, exc_blk;  // packed12 / packed16 (exc_blk: format::exception_blocks)
   DevBuf hi, lo, lo2;                    // router hi + lo (+ lo2 in exact mode), fragment order
   DevBuf hi_rm, lo_rm, lo2_rm;           // the same terms row-major (vendor family)
   format::Packed meta;                   // host copy of the packing metadata (data cleared after upload)
@@ -190,7 +190,7 @@ Weights Weights::prepare(const void* d_W, DType wt, int64_t n, int64_t k, cudaSt
     impl->packed.upload(pk.data.data(), pk.data.size(), stream, "prepare: uploading packed weights");
     impl->exc_off.upload(pk.exc_off.data(), pk.exc_off.size() * 4, stream, "prepare: uploading exceptions");
     impl->exc.upload(pk.exc.data(), pk.exc.size() * 4, stream, "prepare: uploading exceptions");
-    const std::vector<uint32_t> blk = kernels::exception_blocks(pk);
+    const std::vector<uint32_t> blk = format::exception_blocks(pk);
     impl->exc_blk.upload(blk.data(), blk.size() * 4, stream, "prepare: uploading exceptions");
     impl->storage = pk.code == format::Code::bits12 ? Storage::packed12 : Storage::packed16;
     // (+ the derived block index the skinny kernels read with each entry: 4 bytes per exception)

@@ -332,6 +332,13 @@ std::vector<uint16_t> decode_bf16(const Packed& p) {
   return out;
 }
 
+std::vector<uint32_t> exception_blocks(const Packed& p) {
+  std::vector<uint32_t> blk(p.exc.size());
+  for (size_t b = 0; b + 1 < p.exc_off.size(); ++b)
+    for (uint32_t i = p.exc_off[b]; i < p.exc_off[b + 1]; ++i) blk[i] = static_cast<uint32_t>(b);
+  return blk;
+}
+
 double Packed::bits_per_weight() const {
   const double bytes = static_cast<double>(data.size()) + 4.0 * static_cast<double>(exc_off.size()) +
                        4.0 * static_cast<double>(exc.size());

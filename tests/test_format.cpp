@@ -349,6 +349,17 @@ TEST(Format, RowsOfZeros) {
   fm::Packed p = round_trip(w, n, k, false);
   EXPECT_EQ(p.code, fm::Code::bits12) << p.describe();  // 2 rows = 8.7e-4 of the weights: under 1/1024
   EXPECT_GE(p.exceptions(), 2 * k);
+  // the derived block index of every entry (the skinny kernels' exception warp): entry i lies in block b's range, and
+  // the block's row tile and k block are where the entry's weight is
+  const std::vector<uint32_t> blk = fm::exception_blocks(p);
+  ASSERT_EQ(blk.size(), p.exc.size());
+  for (size_t i = 0; i < blk.size(); ++i) {
+    ASSERT_LE(p.exc_off[blk[i]], i) << "entry " << i;
+    ASSERT_LT(i, p.exc_off[blk[i] + 1]) << "entry " << i;
+    const int64_t row = (blk[i] / p.k_blocks) * 16 + (p.exc[i] >> 24);
+    const int64_t kk = (blk[i] % p.k_blocks) * 256 + ((p.exc[i] >> 16) & 255);
+    ASSERT_EQ(w[static_cast<size_t>(row * k + kk)], p.exc[i] & 0xFFFFu) << "entry " << i << " row " << row << " k " << kk;
+  }
   for (int64_t r : {2, 3}) std::fill_n(w.begin() + r * k, k, uint16_t{0x8000});
   p = round_trip(w, n, k, false);
   EXPECT_EQ(p.code, fm::Code::bits16) << p.describe();  // 4 rows: over the rate, falls back

@@ -93,6 +93,9 @@ BaseChoice choose_base(const uint16_t* w, int64_t count);
 Packed encode_bf16(const uint16_t* w, int64_t n, int64_t k, const EncodeOptions& opt = {});
 // The reference decoder (the oracle for every GPU decoder): back to N x K row-major BF16 bits.
 std::vector<uint16_t> decode_bf16(const Packed& p);
+// Derived from the exception tables (not stored, not part of the format): entry i's block index b, i.e.
+// exc_off[b] <= i < exc_off[b + 1]; the skinny kernels read it with each entry to find its row tile and k.
+std::vector<uint32_t> exception_blocks(const Packed& p);
 
 // Router: FP32 -> BF16 hi + lo with lo = bf16((w - hi) * 2^kLoShift), so w ~= hi + lo * 2^-kLoShift.
 // |w - (hi + lo 2^-8)| <= 2^-17 |w| for 2^-125 <= |w| < 0x7F7F8000 (~3.3961e38); <= 2^-142 absolute below;

@@ -81,7 +81,7 @@ void skinny_dispatch(const Config& cfg, const PackedView& w, const __nv_bfloat16
   apply_bench_knobs<kBench>(a, w);
   if (w.bits12 && w.exc_blk == nullptr)
     throw Error("solgemm: skinny: 12-bit weights without the exception block table (PackedView::exc_blk; "
-                "kernels::exception_blocks)");
+                "format::exception_blocks)");
   if (w.bits12) {  // the coded domain (decode.hpp); prepare checked coded_ok, or stored the matrix at 16 bits
     const int ca = decode::coded_a(w.base), d = ca - w.base;
     if (w.base < 1 || ca > decode::kCodedMaxA)

@@ -145,14 +145,9 @@ struct PackedView {
                                      // 1 = wherever it applies, -1 = never (bench A/B)
 };
 
-// Derived from the exception tables (not part of the format): entry i's block index b (exc_off[b] <= i <
-// exc_off[b + 1]), which the skinny family's exception warp reads with the entry to find its row tile and k.
-inline std::vector<uint32_t> exception_blocks(const format::Packed& pk) {
-  std::vector<uint32_t> blk(pk.exc.size());
-  for (size_t b = 0; b + 1 < pk.exc_off.size(); ++b)
-    for (uint32_t i = pk.exc_off[b]; i < pk.exc_off[b + 1]; ++i) blk[i] = static_cast<uint32_t>(b);
-  return blk;
-}
+// The block index of every exception entry (format::exception_blocks), uploaded beside the tables for the skinny
+// family's exception warp.
+using format::exception_blocks;
 
 // The view of a host-encoded matrix (format::encode_bf16) whose groups and exception tables were copied to the device
 // (the bench's and the tests' launches of the family itself; the library builds its views from its own metadata).
