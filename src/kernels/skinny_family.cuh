@@ -60,9 +60,8 @@ constexpr int kXPhases = 4;                     // x staged in up to this many p
 // full[stages], empty[stages], xph[phases] and the cluster tail's receive mbarrier; a multiple of 128 bytes, so
 // that the ring after them stays 128-byte aligned (the runs with it at +288 bytes were ~0.4 us slower at m <= 8:
 // perf-notes step 25)
-constexpr int kBarBytes = ((2 * kMaxStages + kXPhases + 2) * 8 + 127) / 128 * 128;
+constexpr int kBarBytes = ((2 * kMaxStages + kXPhases + 1) * 8 + 127) / 128 * 128;
 constexpr int kRecvBar = 2 * kMaxStages + kXPhases;  // the cluster tail's receive mbarrier (split-K reduction)
-constexpr int kXBar = kRecvBar + 1;  // (Dec12, x staged in one piece, ring mode) x landed: for the exception warp
 
 struct Args {
   const uint8_t* w0 = nullptr;       // data (packed) or hi (router)
@@ -70,7 +69,7 @@ struct Args {
   const uint8_t* w2 = nullptr;       // lo2 (router, exact)
   const uint32_t* exc_off = nullptr;
   const uint32_t* exc = nullptr;
-  const uint32_t* exc_blk = nullptr; // Dec12: the block index of every entry (format::exception_blocks)
+  const uint32_t* exc_blk = nullptr; // Dec12: the block index of every entry (kernels::exception_blocks)
   float exc_p = 0.f;                 // Dec12: the placeholder's true value, 2^(base - 112)
   int dl_off = 0;                    // Dec12: shared-memory offset of the corrections (dp, dw: 2 x tile floats)
   uint32_t base_add = 0;             // (base << 7) * 0x10001 (Dec12, true domain: bench diag & 16384 only)
@@ -373,14 +372,10 @@ __device__ __forceinline__ ExcBounds exception_bounds(const Args& a, int rblock,
 // dw[e] = fma(w, x, dw[e]) for each valid token of the chunk, e the element (row, token) in the tile's fragment order
 // (rtl, nt, c, lane): the warp takes the CTA's entries 32 at a time, each lane one entry, its block index
 // (Args::exc_blk, for the entry's k) and the x values it meets, applied in rounds so that the entries of one row go in
-// table order (k ascending). Offsets and entries from global memory while the compute warps stream; the x values from
-// the staged x in shared memory where x is staged in one piece in ring mode (xs_stride > 0; an mbarrier that thread 0
-// arrives on after barrier 1 says it has landed: the compute warps never wait for this warp, perf-notes steps 113-114),
-// else from global memory.
+// table order (k ascending). All from global memory (L2) while the compute warps stream.
 template <int NT>
 __device__ __forceinline__ void exception_warp(const Args& a, uint8_t* smem, ExcBounds eb, int rblock, int crank,
-                                               int tok0, int lane, unsigned long long* trace, int xs_stride,
-                                               uint32_t xbar) {
+                                               int tok0, int lane, unsigned long long* trace) {
   const int tile = a.rt_cta * NT * 128;
   float* dp = reinterpret_cast<float*>(smem + a.dl_off);
   float* dw = dp + tile;
@@ -416,17 +411,11 @@ __device__ __forceinline__ void exception_warp(const Args& a, uint8_t* smem, Exc
     }
     const bool valid = kk >= k_lo && kk < k_hi;
     const int rl = j * 16 + static_cast<int>(e >> 24);  // row in the CTA's block
-    // x: where it is staged in one piece (xs_stride > 0) from shared memory once it has landed (xbar: thread 0 arrives
-    // after barrier 1), else from global memory
-    if (xs_stride > 0 && c0 == 0) mbar_wait(xbar, 0);
-    const uint16_t* xs = reinterpret_cast<const uint16_t*>(smem) + (kk - k_lo);
     float xv[8 * NT];
 #pragma unroll
     for (int t = 0; t < 8 * NT; ++t)
       xv[t] = valid && t < mc
-                  ? __uint_as_float(static_cast<uint32_t>(xs_stride > 0 ? xs[t * xs_stride]
-                                                                        : __ldg(x16 + static_cast<int64_t>(tok0 + t) * a.k + kk))
-                                    << 16)
+                  ? __uint_as_float(static_cast<uint32_t>(__ldg(x16 + static_cast<int64_t>(tok0 + t) * a.k + kk)) << 16)
                   : 0.f;
     const float w = __uint_as_float(e << 16);
     // rounds: the entries of one row in this chunk, in lane (table) order
@@ -565,7 +554,6 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
         mbar_init(bars + 8u * (S + q), static_cast<unsigned>(warps));
       }
       for (int p = 0; p < XP; ++p) mbar_init(xbars + 8u * p, static_cast<unsigned>(nthr_c));
-      if (Src::kExc) mbar_init(bars + 8u * kXBar, 1);
       if (push) {  // the peers' shares of my tile slice arrive on it (cs - 1 of them)
         mbar_init(bars + 8u * kRecvBar, 1);
         mbar_arrive_expect_tx(bars + 8u * kRecvBar,
@@ -742,16 +730,12 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   if (XP == 0 && !kXR) {
     asm volatile("cp.async.wait_all;\n" ::: "memory");
     if (warp < warps) asm volatile("bar.sync 1, %0;\n" ::"r"(nthr_c) : "memory");  // x staged
-    // (Dec12, ring mode: tell the exception warp, which reads its entries' x values there; nobody waits for it)
-    if (Src::kExc && S > 0 && threadIdx.x == 0) mbar_arrive(bars + 8u * kXBar);
   }
   if (trace && threadIdx.x == 0) stamp(trace, 1);
   // 4. The exception warp (Dec12; the CTA's last warp, after the producer): the corrections of the CTA's partial,
   //    in shared memory before the main loop ends (see the top of this file).
   if constexpr (Src::kExc) {
-    if (warp == warps + 1)
-      exception_warp<NT>(a, smem, eb, rblock, crank, tok0, lane, trace,
-                         XP == 0 && !kXR && S > 0 ? xs_stride : 0, bars + 8u * kXBar);
+    if (warp == warps + 1) exception_warp<NT>(a, smem, eb, rblock, crank, tok0, lane, trace);
   }
 
   // 5. Main loop (compute warps): wait for the stage, read the warp's slot half a group at a time, release it,
