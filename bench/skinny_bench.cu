@@ -298,7 +298,7 @@ int main(int argc, char** argv) {
     CK(cudaMemcpy(d_exc, pk.exc.data(), pk.exc.size() * 4, cudaMemcpyHostToDevice));
     uint32_t* d_blk;
     CK(cudaMalloc(&d_blk, pk.exc.size() * 4 + 4));
-    CK(cudaMemcpy(d_blk, solgemm::kernels::exception_blocks(pk).data(), pk.exc.size() * 4, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(d_blk, solgemm::format::exception_blocks(pk).data(), pk.exc.size() * 4, cudaMemcpyHostToDevice));
     // Thinned exception tables (the "-exc1of<s>" rows, perf-notes step 109): only row tiles rt % s == 0 keep their
     // entries (a compacted copy of the entries and its offsets; wrong results in the others): what the exception path
     // costs as fewer warps hold any entry.

@@ -291,7 +291,7 @@ int main(int argc, char** argv) {
       pv = packed_view(pk, static_cast<const uint8_t*>(upload(pk.data.data(), pk.data.size())),
                        static_cast<const uint32_t*>(upload(pk.exc_off.data(), pk.exc_off.size() * 4)),
                        static_cast<const uint32_t*>(upload(pk.exc.data(), pk.exc.size() * 4)),
-                       static_cast<const uint32_t*>(upload(solgemm::kernels::exception_blocks(pk).data(), pk.exc.size() * 4)));
+                       static_cast<const uint32_t*>(upload(solgemm::format::exception_blocks(pk).data(), pk.exc.size() * 4)));
       pv.split = split;
       k_groups = pk.k_groups;
       table = solgemm::kernels::tune_vendor(blas, dw, sh.n, sh.k, tm.s, "");

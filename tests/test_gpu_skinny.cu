@@ -375,7 +375,7 @@ TEST(Skinny, XRingEqualsStagedX) {
     SKT_CK(cudaMemcpy(data.p, pk.data.data(), pk.data.size(), cudaMemcpyHostToDevice));
     SKT_CK(cudaMemcpy(off.p, pk.exc_off.data(), pk.exc_off.size() * 4, cudaMemcpyHostToDevice));
     SKT_CK(cudaMemcpy(exc.p, pk.exc.data(), pk.exc.size() * 4, cudaMemcpyHostToDevice));
-    SKT_CK(cudaMemcpy(blk.p, solgemm::kernels::exception_blocks(pk).data(), pk.exc.size() * 4, cudaMemcpyHostToDevice));
+    SKT_CK(cudaMemcpy(blk.p, solgemm::format::exception_blocks(pk).data(), pk.exc.size() * 4, cudaMemcpyHostToDevice));
     solgemm::kernels::PackedView v = solgemm::kernels::packed_view(pk, data.p, off.p, exc.p, blk.p);
     Dev<__nv_bfloat16> x(static_cast<size_t>(16 * s.k));
     skt::gen_bf16<<<1024, 256>>>(x.p, 16 * s.k, seed + 7, 1.0f);

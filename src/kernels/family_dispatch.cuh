@@ -32,9 +32,9 @@ inline void apply_bench_knobs(Args& a, const View& w) {
 }
 
 // ---- skinny (packed12 / packed16) ---------------------------------------------------------------------------
-// Register budgets (ptxas, no spills; compute warps + the producer warp (+ the exception warp: Dec12, which then has one
-// compute warp less)): n_tiles 1, 2 fit 64 registers: 2 CTAs of <= 15 + 1 warps or 1 CTA of <= 31 + 1 share an SM; n_tiles 4 needs ~80-96: 2 CTAs of <= 7 + 1 or 1 of
-// <= 18 + 1. m > 32 runs as 32-token chunks (grid y; the weights of the second chunk come from L2).
+// Register budgets (ptxas, no spills; compute warps + the producer warp, + the exception warp for Dec12, which then has
+// one compute warp less): n_tiles 1, 2 fit 64 registers: 2 CTAs of <= 15 + 1 warps or 1 CTA of <= 31 + 1 share an
+// SM; n_tiles 4 needs ~80-96: 2 CTAs of <= 7 + 1 or 1 of <= 18 + 1. m > 32 runs as 32-token chunks (grid y; the weights of the second chunk come from L2).
 // A grid of at most one CTA per SM takes the 1-CTA variant (the whole shared memory for the weight ring).
 // Whether a launch takes the 2-CTA-per-SM variant: at most WARPS2 compute warps and more CTAs than SMs.
 constexpr int kWarps2Small = 15;  // (n_tiles 1, 2)
@@ -95,7 +95,8 @@ void skinny_dispatch(const Config& cfg, const PackedView& w, const __nv_bfloat16
   // k warp's box of a stage by one TMA; else one per k warp).
   CUtensorMap xm;
   const CUtensorMap* xmap = nullptr;
-  if (use_xring(a, cfg.n_tiles, two_per_sm(a, cfg.n_tiles, kWarps2Small - (w.bits12 ? 1 : 0)))) {
+  const int warps2 = kWarps2Small - (w.bits12 ? exc_warps<Dec12>() : exc_warps<Raw16>());  // (as skinny_nt decides)
+  if (use_xring(a, cfg.n_tiles, two_per_sm(a, cfg.n_tiles, warps2))) {
     a.x4d = whole_runs(a) ? 1 : 0;
     xm = a.x4d ? xtma_map(a, cfg.n_tiles) : bf16_tensor_map(x, w.k, m, 64, 8 * cfg.n_tiles, "skinny: x");
     xmap = &xm;

@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include <cuda.h>
 #include <cuda_bf16.h>
@@ -144,10 +143,6 @@ struct PackedView {
   int xring = 0;                     // x through the ring (skinny_family.cuh use_xring): 0 = the launcher's rule,
                                      // 1 = wherever it applies, -1 = never (bench A/B)
 };
-
-// The block index of every exception entry (format::exception_blocks), uploaded beside the tables for the skinny
-// family's exception warp.
-using format::exception_blocks;
 
 // The view of a host-encoded matrix (format::encode_bf16) whose groups and exception tables were copied to the device
 // (the bench's and the tests' launches of the family itself; the library builds its views from its own metadata).

@@ -69,7 +69,7 @@ struct Args {
   const uint8_t* w2 = nullptr;       // lo2 (router, exact)
   const uint32_t* exc_off = nullptr;
   const uint32_t* exc = nullptr;
-  const uint32_t* exc_blk = nullptr; // Dec12: the block index of every entry (kernels::exception_blocks)
+  const uint32_t* exc_blk = nullptr; // Dec12: the block index of every entry (format::exception_blocks)
   float exc_p = 0.f;                 // Dec12: the placeholder's true value, 2^(base - 112)
   int dl_off = 0;                    // Dec12: shared-memory offset of the corrections (dp, dw: 2 x tile floats)
   uint32_t base_add = 0;             // (base << 7) * 0x10001 (Dec12, true domain: bench diag & 16384 only)
