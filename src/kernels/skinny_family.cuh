@@ -546,9 +546,10 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   // Cluster split-K tail by push (see the reduction): the peers' shares land in this CTA's ring, which must hold
   // the whole tile (cs shares); otherwise the tail pulls after a cluster barrier.
   const bool push = kCluster && S > 0 && S * warps * kSlot >= a.rt_cta * NT * 128 * 4;
-  // x staged by bulk copies (one-term sources, ring mode, one phase): thread 0 copies each valid token row of the
-  // CTA's k range with one cp.async.bulk onto the free phase-0 mbarrier (xbars), right after the barriers' init;
-  // the compute warps wait on it. Per-thread 16-byte cp.asyncs of the same x lines by every CTA of a k slice
+  // x staged by bulk copies (one-term sources, ring mode, one phase): lane t of warp 0 copies valid token row t of the
+  // CTA's k range with one cp.async.bulk onto the free phase-0 mbarrier (xbars), right after the CTA barrier that
+  // follows the barriers' init (issued before it, by thread 0, they delayed the producer: step 115); the compute
+  // warps wait on it. Per-thread 16-byte cp.asyncs of the same x lines by every CTA of a k slice
   // landed 1.5-3 us after entry (timelines, perf-notes step 115; the simt family's step 67). Rows past m are not
   // copied (their MMA columns are never stored: columns are independent); columns past K only where no warp reads
   // them (K a multiple of 64, or the CTA's range inside K), else the zero-filling per-thread path below.
@@ -564,15 +565,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
         mbar_init(bars + 8u * (S + q), static_cast<unsigned>(warps));
       }
       for (int p = 0; p < XP; ++p) mbar_init(xbars + 8u * p, static_cast<unsigned>(nthr_c));
-      if (xbulk) {
-        mbar_init(xbars, 1);
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-        const int rows = min(x_rows<NT>(a.m), a.m - tok0), cols = max(min(k_cta, a.k - kc0), 0);
-        mbar_arrive_expect_tx(xbars, static_cast<uint32_t>(rows * cols * 2));
-        for (int tl = 0; tl < rows && cols > 0; ++tl)
-          bulk_g2s(smem_u32(smem) + static_cast<uint32_t>(tl * xs_stride * 2),
-                   a.x + static_cast<int64_t>(tok0 + tl) * a.k + kc0, static_cast<uint32_t>(cols * 2), xbars);
-      }
+      if (xbulk) mbar_init(xbars, 1);
       if (push) {  // the peers' shares of my tile slice arrive on it (cs - 1 of them)
         mbar_init(bars + 8u * kRecvBar, 1);
         mbar_arrive_expect_tx(bars + 8u * kRecvBar,
@@ -581,6 +574,14 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
       asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
+    if (xbulk && warp == 0) {  // (after the CTA barrier: the producer's start does not wait for these issues)
+      const int rows = min(x_rows<NT>(a.m), a.m - tok0), cols = max(min(k_cta, a.k - kc0), 0);
+      if (lane == 0) mbar_arrive_expect_tx(xbars, static_cast<uint32_t>(rows * cols * 2));
+      __syncwarp();
+      for (int tl = lane; tl < rows && cols > 0; tl += 32)
+        bulk_g2s(smem_u32(smem) + static_cast<uint32_t>(tl * xs_stride * 2),
+                 a.x + static_cast<int64_t>(tok0 + tl) * a.k + kc0, static_cast<uint32_t>(cols * 2), xbars);
+    }
   }
   if (kBench == kDiagnostics && !kCluster && (diag & kBareConsumers) && S > 0 && warp < warps) {
     uint32_t acc = 0, ph = 0;
