@@ -18,8 +18,7 @@
 // plan and candidate rows the library's), "-S<n>" (ring depth capped at n stages), "-nowait" (the compute alone:
 // the loop does not wait for its stages; wrong results), "-iadd" (the 12-bit decode in the true domain, an IADD
 // per register, as before perf-notes step 42); router: "-notail", "-nomma",
-// "-stream"; "-lasttail": the split-K tail summed by each tile's last arrival alone (before session 10); "-noxb": x
-// staged by per-thread cp.async instead of bulk copies (perf-notes step 115).
+// "-stream"; "-lasttail": the split-K tail summed by each tile's last arrival alone (before session 10).
 // "timeline" rows: per-CTA %globaltimer stamps (Timer::timeline), plan layout with and without exceptions.
 // Usage: skinny_bench [reps=100] [diag|-] [m list, e.g. 1,8,16,32]; SKINNY_ONLY=<shape> runs that shape alone,
 // SKINNY_QUICK=1 fewer diagnostic rows; SKINNY_NCU=1 the plan kernel and its stream alone once each (a profiler's
@@ -477,17 +476,16 @@ int main(int argc, char** argv) {
                                                       {"-nodecode", 8}, {"-xfirst", 4}, {"-nocluster", 16},
                                                       {"-xonephase", 64}, {"-benchk", 128}, {"-benchk-noexc", 128 | (1 << 27)}, {"-nowait", 8192},
                                                       {"-iadd", 16384}, {"-nowait-iadd", 8192 | 16384},
-                                                      {"-nod0", 32}, {"-lasttail", 1 << 20}, {"-noxb", 1 << 21}};
+                                                      {"-nod0", 32}, {"-lasttail", 1 << 20}};
       for (const auto& [suffix, dg] : variants) {
         if (quick && dg != 0 && dg != 3 && dg != 8192 && dg != 16384 && dg != (8192 | 16384) && dg != 32 &&
-            dg != (1 << 20) && dg != (1 << 21) && dg != 128 && dg != (128 | (1 << 27)))
+            dg != (1 << 20) && dg != 128 && dg != (128 | (1 << 27)))
           continue;
         solgemm::kernels::PackedView vd = v;
         if (dg == 0 || (dg & (1 << 27))) vd.exc_off = d_zero;  // (1 << 27: bench-side only, the tables emptied)
-        vd.diag = dg & ~(16 | 32 | (1 << 21) | (1 << 27));
+        vd.diag = dg & ~(16 | 32 | (1 << 27));
         vd.no_cluster = dg == 16;
         vd.no_direct0 = dg == 32;  // (32: the library kernel with the ring carrying every group, perf-notes step 49)
-        vd.no_xbulk = dg == (1 << 21);  // (the library kernel with x staged by per-thread cp.async, step 115)
         if (dg == (1 << 20)) {  // the library kernel with the last-arrival split-K tail (before session 10)
           vd.diag = 0;
           vd.split.cnt64 = nullptr;
@@ -532,17 +530,16 @@ int main(int argc, char** argv) {
       }
       // Timelines of the plan's layout (stamps: x staged, first group, loop done, local, count, out), and of its
       // ring-only variant (no decode, no MMA: the stream and the tail) past m = 8.
-      for (const int dg : {0, -2, 1, 3, -1, 256, 8192, 8192 | 16384}) {  // -1: exception tables emptied; 256: "g0" =
+      for (const int dg : {0, 1, 3, -1, 256, 8192, 8192 | 16384}) {  // -1: exception tables emptied; 256: "g0" =
         // split-K partial stored; 8192: compute alone (no waits for the stages); 16384: the true-domain decode;
-        // 3: the stream alone (g0 = the first stage landed, loop = the last); -2: x by per-thread cp.async (step 115)
-        if ((dg == 1 && m <= 8) || (dg == 3 && m > 1) || (quick && dg != 0 && dg != -2 && dg != 8192 && dg != 3)) continue;
+        // 3: the stream alone (g0 = the first stage landed, loop = the last)
+        if ((dg == 1 && m <= 8) || (dg == 3 && m > 1) || (quick && dg != 0 && dg != 8192 && dg != 3)) continue;
         solgemm::kernels::PackedView vt = v;
         vt.diag = dg < 0 ? 0 : dg;
-        if (dg == -1) vt.exc_off = d_zero;
-        vt.no_xbulk = dg == -2;
+        if (dg < 0) vt.exc_off = d_zero;
         const solgemm::Config c = cfg_of(sh.cands[0], nt);
         const int ctas = c.split_k * static_cast<int>(((sh.rows + 15) / 16 + c.rt_cta - 1) / c.rt_cta);
-        tm.timeline(fmt::format("{} m={} {}{}", sh.name, m, lstr(sh.cands[0]), dg == 256 ? "-g0=stored" : dg == 8192 ? "-nowait" : dg == (8192 | 16384) ? "-nowait-iadd" : dg == 3 ? "-ring-notail" : dg > 0 ? "-ring" : dg == -2 ? "-noxb" : dg < 0 ? "-noexc" : "").c_str(), ctas,
+        tm.timeline(fmt::format("{} m={} {}{}", sh.name, m, lstr(sh.cands[0]), dg == 256 ? "-g0=stored" : dg == 8192 ? "-nowait" : dg == (8192 | 16384) ? "-nowait-iadd" : dg == 3 ? "-ring-notail" : dg > 0 ? "-ring" : dg < 0 ? "-noexc" : "").c_str(), ctas,
                     trace, [&](unsigned long long* tr) {
                       vt.trace = tr;
                       run_skinny(c, vt, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);

@@ -28,7 +28,6 @@ inline void apply_bench_knobs(Args& a, const View& w) {
   a.direct0_off = w.no_direct0 ? 1 : 0;
   if constexpr (std::is_same_v<View, PackedView>) {
     a.xring_req = w.xring;
-    a.xbulk_off = w.no_xbulk ? 1 : 0;
   }
 }
 

@@ -91,7 +91,6 @@ struct Args {
   int stages = 1;                    // weight ring depth (set by launch from the shared-memory budget); 0 = direct
   int direct0 = 0;                   // ring mode: group 0 of every warp by plain loads at entry (set by launch)
   int direct0_off = 0;               // bench: 1 = never
-  int xbulk_off = 0;                 // bench: 1 = x staged by per-thread cp.async (as before perf-notes step 115)
   int bar_off = 0;                   // shared-memory offset of the mbarriers (kBarBytes); the ring follows them
   int diag = 0;                      // bench only (kBench kernels): 1 = no decode or MMA, 2 = no reduction,
                                      // 8 = no decode (raw bits as A) (1, 2, 8: wrong out); 4 = the producer
@@ -546,16 +545,6 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   // Cluster split-K tail by push (see the reduction): the peers' shares land in this CTA's ring, which must hold
   // the whole tile (cs shares); otherwise the tail pulls after a cluster barrier.
   const bool push = kCluster && S > 0 && S * warps * kSlot >= a.rt_cta * NT * 128 * 4;
-  // x staged by bulk copies (one-term sources, ring mode, one phase): lane t of warp 0 copies valid token row t of the
-  // CTA's k range with one cp.async.bulk onto the free phase-0 mbarrier (xbars), right after the CTA barrier that
-  // follows the barriers' init (issued before it, by thread 0, they delayed the producer: step 115); the compute
-  // warps wait on it. Per-thread 16-byte cp.asyncs of the same x lines by every CTA of a k slice
-  // landed 1.5-3 us after entry (timelines, perf-notes step 115; the simt family's step 67). Rows past m are not
-  // copied (their MMA columns are never stored: columns are independent); columns past K only where no warp reads
-  // them (K a multiple of 64, or the CTA's range inside K), else the zero-filling per-thread path below.
-  const int kc0 = crank * k_cta;
-  const bool xbulk = Src::kTerms == 1 && !kXR && XP == 0 && S > 0 && a.xvec && !a.xbulk_off &&
-                     (a.k % 64 == 0 || kc0 + k_cta <= a.k);
 
   // 1. Barriers (ring mode).
   if (S > 0) {  // (direct mode: no barriers, nothing to wait for before the loads)
@@ -565,7 +554,6 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
         mbar_init(bars + 8u * (S + q), static_cast<unsigned>(warps));
       }
       for (int p = 0; p < XP; ++p) mbar_init(xbars + 8u * p, static_cast<unsigned>(nthr_c));
-      if (xbulk) mbar_init(xbars, 1);
       if (push) {  // the peers' shares of my tile slice arrive on it (cs - 1 of them)
         mbar_init(bars + 8u * kRecvBar, 1);
         mbar_arrive_expect_tx(bars + 8u * kRecvBar,
@@ -574,14 +562,6 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
       asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
-    if (xbulk && warp == 0) {  // (after the CTA barrier: the producer's start does not wait for these issues)
-      const int rows = min(x_rows<NT>(a.m), a.m - tok0), cols = max(min(k_cta, a.k - kc0), 0);
-      if (lane == 0) mbar_arrive_expect_tx(xbars, static_cast<uint32_t>(rows * cols * 2));
-      __syncwarp();
-      for (int tl = lane; tl < rows && cols > 0; tl += 32)
-        bulk_g2s(smem_u32(smem) + static_cast<uint32_t>(tl * xs_stride * 2),
-                 a.x + static_cast<int64_t>(tok0 + tl) * a.k + kc0, static_cast<uint32_t>(cols * 2), xbars);
-    }
   }
   if (kBench == kDiagnostics && !kCluster && (diag & kBareConsumers) && S > 0 && warp < warps) {
     uint32_t acc = 0, ph = 0;
@@ -603,7 +583,8 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   //    exception offsets and entries of this warp's blocks. (kXR: x comes through the ring instead.)
   // x ring (kXR): stage q, k warp kw: the box at xr0 + (q wk + kw) NT 1024 (1024-aligned: the swizzle's period).
   const uint32_t xr0 = (smem_u32(smem) + static_cast<uint32_t>(a.xr_off) + 1023u) & ~1023u;
-  if (warp < warps && !kXR && !xbulk) {
+  if (warp < warps && !kXR) {
+    const int kc0 = crank * k_cta;
     if (!kXPh && a.xvec) {
       const int upt = k_cta / 8;
       const uint32_t xs = smem_u32(smem);
@@ -746,9 +727,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   }
 
   if (S == 0 && n > 0) load_first();  // direct mode: the warp's one group (here: earlier, the hi + lo variants spill)
-  if (XP == 0 && !kXR && xbulk) {
-    if (warp < warps) mbar_wait(xbars, 0);  // x staged (bulk copies)
-  } else if (XP == 0 && !kXR) {
+  if (XP == 0 && !kXR) {
     asm volatile("cp.async.wait_all;\n" ::: "memory");
     if (warp < warps) asm volatile("bar.sync 1, %0;\n" ::"r"(nthr_c) : "memory");  // x staged
   }
