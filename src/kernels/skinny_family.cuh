@@ -846,8 +846,12 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
     if (trace && threadIdx.x == 0) stamp(trace, 3);
     return;
   }
-  // Cluster tail by push: tell the peers this CTA's ring is free (they push their partial shares into it).
-  if (push) asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+  // Cluster tail by push: tell the peers this CTA's ring is free (they push their partial shares into it). Relaxed:
+  // the only accesses it must order are this CTA's reads of the ring, which have all returned (their values went
+  // into the MMAs before the barrier above); `.release` made every thread wait at a GPU-scope MEMBAR first (SASS:
+  // MEMBAR.ALL.GPU before UCGABAR_ARV), behind the weight stream's traffic (perf-notes step 116). The data the peers
+  // push is ordered by the receive mbarrier's complete_tx, not by this barrier.
+  if (push) asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
   if (trace && threadIdx.x == 0) stamp(trace, 3);
   if ((diag & 8192) && S > 0) {  // bench: the loop ran without waiting for its data; let the copies land now
     for (int s = 0; s < min(S, n_iter - d0); ++s) mbar_wait(bars + 8u * s, 0u);  // (the one round of copies)
