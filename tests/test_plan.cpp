@@ -115,7 +115,7 @@ TEST(Plan, RouterRanges) {
     int64_t lo, hi;
     int cs, rt_cta, wk, gpw, max_tiles;
   };
-  const Range ranges[] = {{7, 8, 8, 1, 4, 4, 1}, {9, 16, 8, 2, 4, 4, 2}, {17, 32, 8, 1, 4, 4, 4}};
+  const Range ranges[] = {{7, 8, 8, 1, 4, 4, 1}, {9, 16, 8, 2, 4, 4, 2}, {17, 32, 8, 2, 4, 4, 4}};
   // 1..6 tokens: the simt family (FP32 weights as they are, no split K), one layout
   for (int64_t m = 1; m <= 6; ++m) {
     const auto p = solgemm::select_plan(router, m);
