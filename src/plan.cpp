@@ -327,12 +327,13 @@ struct SkinnyWin {
   const char* why;
 };
 constexpr SkinnyWin kSkinnyWins[] = {
-    {2304, 8192, 1, 8, {8, 6, 2, 8},
-     "qkv_gate m<=8: 6 row tiles x 2 k warps per CTA, 192 CTAs (2 per SM), 8-way split-K (tune_plan: 10.9 / 11.4 us at "
-     "m = 1 / 8 against 11.5 / 11.9 for 9 row tiles per CTA; cuBLAS 13.8 / 14.0)"},
-    {2304, 8192, 9, 16, {8, 9, 2, 8},
-     "qkv_gate 9<=m<=16: 9 row tiles x 2 k warps per CTA, 128 CTAs, 8-way split-K (tune_plan: 12.3 us at m = 16 "
-     "against 13.3 for 6 row tiles; cuBLAS 13.7)"},
+    {2304, 8192, 1, 14, {8, 6, 2, 8},
+     "qkv_gate m<=14: 6 row tiles x 2 k warps per CTA, 192 CTAs (2 per SM), 8-way split-K as clusters of 8 (tune_plan "
+     "after the relaxed cluster arrive, perf-notes step 118: 10.5 / 10.7 / 11.2 / 11.2-11.5 / 11.7 us at m = 1 / 8 / 10 / "
+     "12 / 14 against 11.4 / 11.5 / 11.7 / 11.8 / 11.9 for 9 row tiles per CTA; cuBLAS 13.5-14.0)"},
+    {2304, 8192, 15, 16, {8, 9, 2, 8},
+     "qkv_gate 15<=m<=16: 9 row tiles x 2 k warps per CTA, 128 CTAs, 8-way split-K through the workspace (tune_plan: "
+     "11.9 us at m = 16 against 12.0 for 6 row tiles; cuBLAS 14.2)"},
     {4096, 8192, 1, 2, {1, 2, 8, 16},
      "pooler m<=2: no split (2 row tiles x 8 k warps, whole K per CTA; x of m tokens only): 15.7 / 16.4 us at m = 1 / 2 "
      "against 16.7 / 17.0 split 8 ways and cuBLAS 20.7 / 20.3 (perf-notes step 43)"},

@@ -213,7 +213,7 @@ TEST(Skinny, CodedDomainFallback16) {
 
 // The plan (no forced family) changes a shape's layout or x path with m inside its skinny range (the pooler: 2 row
 // tiles per CTA with x staged at m <= 2, 1 row tile with x through the ring above; the unpooler: one layout, x staged at
-// m <= 2 and through the ring above, perf-notes steps 96, 111; qkv_gate: 6 row tiles per CTA up to 8 tokens, 9 above,
+// m <= 2 and through the ring above, perf-notes steps 96, 111; qkv_gate: 6 row tiles per CTA up to 14 tokens, 9 above,
 // tune_plan); the K order is the same, so every row must come out bitwise equal at every m of the range, and within the
 // FP64 bound.
 TEST(Skinny, PlanLayoutsBatchInvariant) {
