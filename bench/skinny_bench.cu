@@ -60,7 +60,7 @@ using namespace bench;  // NOLINT: the shared timing helpers
 void run_skinny(const solgemm::Config& c, const solgemm::kernels::PackedView& v, const __nv_bfloat16* x, int64_t m,
                 __nv_bfloat16* out, int64_t rows, cudaStream_t s) {
   namespace fam = solgemm::kernels::family;
-  if ((v.trace != nullptr || v.diag != 0) && (v.diag & ~(fam::kRingTrace | fam::kGroupMajor)) == 0)
+  if ((v.trace != nullptr || v.diag != 0) && (v.diag & ~(fam::kRingTrace | fam::kGroupMajor | fam::kNoLoopStamp)) == 0)
     fam::skinny_dispatch<fam::kTraceOnly>(c, v, x, m, out, rows, s);
   else if (v.diag != 0 || v.trace != nullptr)
     fam::skinny_dispatch<fam::kDiagnostics>(c, v, x, m, out, rows, s);
@@ -530,16 +530,16 @@ int main(int argc, char** argv) {
       }
       // Timelines of the plan's layout (stamps: x staged, first group, loop done, local, count, out), and of its
       // ring-only variant (no decode, no MMA: the stream and the tail) past m = 8.
-      for (const int dg : {0, 1, 3, -1, 256, 8192, 8192 | 16384}) {  // -1: exception tables emptied; 256: "g0" =
+      for (const int dg : {0, -3, 1, 3, -1, 256, 8192, 8192 | 16384}) {  // -1: exception tables emptied; 256: "g0" =
         // split-K partial stored; 8192: compute alone (no waits for the stages); 16384: the true-domain decode;
-        // 3: the stream alone (g0 = the first stage landed, loop = the last)
-        if ((dg == 1 && m <= 8) || (dg == 3 && m > 1) || (quick && dg != 0 && dg != 8192 && dg != 3)) continue;
+        // 3: the stream alone (g0 = the first stage landed, loop = the last); -3: no `loop` stamp (step 119)
+        if ((dg == 1 && m <= 8) || (dg == 3 && m > 1) || (quick && dg != 0 && dg != -3 && dg != 8192 && dg != 3)) continue;
         solgemm::kernels::PackedView vt = v;
-        vt.diag = dg < 0 ? 0 : dg;
-        if (dg < 0) vt.exc_off = d_zero;
+        vt.diag = dg == -3 ? solgemm::kernels::family::kNoLoopStamp : dg < 0 ? 0 : dg;
+        if (dg == -1) vt.exc_off = d_zero;
         const solgemm::Config c = cfg_of(sh.cands[0], nt);
         const int ctas = c.split_k * static_cast<int>(((sh.rows + 15) / 16 + c.rt_cta - 1) / c.rt_cta);
-        tm.timeline(fmt::format("{} m={} {}{}", sh.name, m, lstr(sh.cands[0]), dg == 256 ? "-g0=stored" : dg == 8192 ? "-nowait" : dg == (8192 | 16384) ? "-nowait-iadd" : dg == 3 ? "-ring-notail" : dg > 0 ? "-ring" : dg < 0 ? "-noexc" : "").c_str(), ctas,
+        tm.timeline(fmt::format("{} m={} {}{}", sh.name, m, lstr(sh.cands[0]), dg == 256 ? "-g0=stored" : dg == 8192 ? "-nowait" : dg == (8192 | 16384) ? "-nowait-iadd" : dg == 3 ? "-ring-notail" : dg > 0 ? "-ring" : dg == -3 ? "-noloopstamp" : dg < 0 ? "-noexc" : "").c_str(), ctas,
                     trace, [&](unsigned long long* tr) {
                       vt.trace = tr;
                       run_skinny(c, vt, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);

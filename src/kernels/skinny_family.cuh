@@ -254,6 +254,9 @@ constexpr int kBareConsumers = 1 << 24;
 // Bench (with kBareConsumers; one-term sources, CTAs whose every warp has all the CTA's groups, others take the usual
 // loop): the producer's loop as the stream study's (no ballot, no per-lane group count, no stamps), perf-notes step 93.
 constexpr int kBareProducer = 1 << 25;
+// Bench (kept by the trace-only instantiation): no `loop` stamp (3). Its global store sits right before the CTA
+// barrier that starts the reduction; with it left out, does the `local` stamp come sooner (perf-notes step 119)?
+constexpr int kNoLoopStamp = 1 << 26;
 __device__ __forceinline__ void ring_stamp(unsigned long long* trace, int diag, int i, int kind) {
   if (trace && (diag & kRingTrace) && i < 64) {
     unsigned long long v;
@@ -468,7 +471,9 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   const int nthreads = blockDim.x;
   // Bench-only knobs (Args::diag, Args::trace): compiled in only for the bench's instantiations (kBench): all of
   // them (kDiagnostics), or the stamps alone (kTraceOnly: every other diag test folds away, the library's loop).
-  const int diag = kBench == kDiagnostics ? a.diag : kBench == kTraceOnly ? (a.diag & (kRingTrace | kGroupMajor)) : 0;
+  const int diag = kBench == kDiagnostics ? a.diag
+                   : kBench == kTraceOnly ? (a.diag & (kRingTrace | kGroupMajor | kNoLoopStamp))
+                                          : 0;
   const bool gm = Src::kTerms == 1 && (diag & kGroupMajor) != 0;  // (bench: the group-major copy, one copy per k warp)
   unsigned long long* const trace = kBench != kLibrary ? a.trace : nullptr;
   const int crank = static_cast<int>(blockIdx.x) % a.cs;  // K split of this CTA
@@ -843,7 +848,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   if (XP > 0) asm volatile("cp.async.wait_all;\n" ::: "memory");  // (warps without groups never waited)
   __syncthreads();  // x no longer needed: the partials reuse the shared memory
   if (diag & 2) {  // (bench: no reduction; the loop's end stamped)
-    if (trace && threadIdx.x == 0) stamp(trace, 3);
+    if (trace && threadIdx.x == 0 && !(diag & kNoLoopStamp)) stamp(trace, 3);
     return;
   }
   // Cluster tail by push: tell the peers this CTA's ring is free (they push their partial shares into it). Relaxed:
@@ -852,7 +857,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   // MEMBAR.ALL.GPU before UCGABAR_ARV), behind the weight stream's traffic (perf-notes step 116). The data the peers
   // push is ordered by the receive mbarrier's complete_tx, not by this barrier.
   if (push) asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
-  if (trace && threadIdx.x == 0) stamp(trace, 3);
+  if (trace && threadIdx.x == 0 && !(diag & kNoLoopStamp)) stamp(trace, 3);
   if ((diag & 8192) && S > 0) {  // bench: the loop ran without waiting for its data; let the copies land now
     for (int s = 0; s < min(S, n_iter - d0); ++s) mbar_wait(bars + 8u * s, 0u);  // (the one round of copies)
   }
