@@ -19,7 +19,8 @@
 // the loop does not wait for its stages; wrong results), "-iadd" (the 12-bit decode in the true domain, an IADD
 // per register, as before perf-notes step 42); router: "-notail", "-nomma",
 // "-stream"; "-lasttail": the split-K tail summed by each tile's last arrival alone (before session 10).
-// "timeline" rows: per-CTA %globaltimer stamps (Timer::timeline), plan layout with and without exceptions.
+// "timeline" rows: per-CTA %globaltimer stamps (Timer::timeline), plan layout with and without exceptions, and without
+// the loop stamp ("-noloopstamp", perf-notes step 119).
 // Usage: skinny_bench [reps=100] [diag|-] [m list, e.g. 1,8,16,32]; SKINNY_ONLY=<shape> runs that shape alone,
 // SKINNY_QUICK=1 fewer diagnostic rows; SKINNY_NCU=1 the plan kernel and its stream alone once each (a profiler's
 // run); SKINNY_RINGBISECT=1 the stream alone with one knob at a time; SKINNY_RING=1 adds the ring trace of the first
