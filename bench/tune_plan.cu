@@ -352,7 +352,7 @@ int main(int argc, char** argv) {
       }
       const int nt = plan.cfg.n_tiles;
       const Layout plan_l{plan.cfg.split_k, plan.cfg.rt_cta, plan.cfg.wk, plan.cfg.gpw};
-      const int max_warps = sh.hilo ? (nt == 8 ? 8 : 16) : (nt == 4 ? 18 : 31) - 1;  // (12-bit: the exception warp)
+      const int max_warps = sh.hilo ? (nt == 8 ? 8 : 16) : (nt == 4 ? 18 : 30);  // (12-bit, with the exception warp: family_dispatch.cuh)
       auto run = [&](const Layout& l) {
         const solgemm::Config c = solgemm::layout_config(l.cs, l.rt, l.wk, l.gpw, nt);
         if (sh.hilo) {

@@ -298,8 +298,8 @@ __device__ __forceinline__ void ldmatrix_x4(uint32_t addr, uint32_t& r0, uint32_
                : "r"(addr));
 }
 
-// Half a group (k steps 2 HS, 2 HS + 1): decode, multiply by every n tile (exception slots as stored: corrected
-// after the loop). `diag` is 0 in the library (a compile-time constant there).
+// Half a group (k steps 2 HS, 2 HS + 1): decode, multiply by every n tile (exception slots as stored: the exception
+// warp's corrections join the CTA's partial after the loop). `diag` is 0 in the library (a compile-time constant there).
 // x's ldmatrix rows: kSwz = false, the staged x (natural layout, xs_stride BF16 per token row; xrow = this lane's row
 // at the group's first column); kSwz = true, the group's x box in the ring (8 NT token rows of 128 bytes, 128B
 // swizzle: 16-byte chunk c of row r at chunk c ^ (r & 7); xrow = this lane's row, xs_stride = its chunk offset
@@ -360,14 +360,19 @@ constexpr bool x_phases_ok() {
 struct ExcBounds {
   uint32_t lo = 0, hi = 0;
 };
+// The CTA's k groups [x, y) (split crank).
+__device__ __forceinline__ int2 cta_k_groups(const Args& a, int crank) {
+  const int kg0 = crank * a.wk * a.gpw;
+  return make_int2(kg0, min(kg0 + a.wk * a.gpw, a.k_groups));
+}
 __device__ __forceinline__ ExcBounds exception_bounds(const Args& a, int rblock, int crank, int lane) {
   ExcBounds r;
-  const int kg0 = crank * a.wk * a.gpw, kg1 = min(kg0 + a.wk * a.gpw, a.k_groups);
+  const int2 kg = cta_k_groups(a, crank);
   const int rt = rblock * a.rt_cta + lane;
-  if (lane < a.rt_cta && rt < a.row_tiles && kg1 > kg0) {
+  if (lane < a.rt_cta && rt < a.row_tiles && kg.y > kg.x) {
     const uint32_t* off = a.exc_off + static_cast<int64_t>(rt) * a.k_blocks;
-    r.lo = __ldg(off + (kg0 >> 2));
-    r.hi = __ldg(off + ((kg1 + 3) >> 2));
+    r.lo = __ldg(off + (kg.x >> 2));
+    r.hi = __ldg(off + ((kg.y + 3) >> 2));
   }
   return r;
 }
@@ -382,7 +387,7 @@ __device__ __forceinline__ void exception_warp(const Args& a, uint8_t* smem, Exc
   const int tile = a.rt_cta * NT * 128;
   float* dp = reinterpret_cast<float*>(smem + a.dl_off);
   float* dw = dp + tile;
-  const int kg0 = crank * a.wk * a.gpw, kg1 = min(kg0 + a.wk * a.gpw, a.k_groups);  // the CTA's k groups
+  const int2 kg = cta_k_groups(a, crank);
   const int rt0 = rblock * a.rt_cta;
   // -0 everywhere meanwhile: (P + -0) + -0 == P bit for bit, -0 included
   float4* d4 = reinterpret_cast<float4*>(dp);
@@ -397,7 +402,7 @@ __device__ __forceinline__ void exception_warp(const Args& a, uint8_t* smem, Exc
   const int total = __shfl_sync(0xFFFFFFFFu, pre, 31), first = pre - cnt;
   __syncwarp();
   const int mc = min(8 * NT, a.m - tok0);
-  const int k_lo = kg0 * 64, k_hi = min(kg1 * 64, a.k);  // (entries of straddling blocks outside: skipped)
+  const int k_lo = kg.x * 64, k_hi = min(kg.y * 64, a.k);  // (entries of straddling blocks outside: skipped)
   const uint16_t* x16 = reinterpret_cast<const uint16_t*>(a.x);
   for (int c0 = 0; c0 < total; c0 += 32) {
     const int i = c0 + lane;
@@ -428,6 +433,7 @@ __device__ __forceinline__ void exception_warp(const Args& a, uint8_t* smem, Exc
     const int rounds = __reduce_max_sync(0xFFFFFFFFu, valid ? rank + 1 : 0);
     // element of (row rl, token 8 nt + 2 u + h): ((rtl NT + nt) 4 + 2 (rr >> 3) + h) 32 + 4 (rr & 7) + u
     const int el0 = ((rl >> 4) * NT * 4 + ((rl & 15) >> 3) * 2) * 32 + (rl & 7) * 4;
+    auto elem = [&](int t) { return el0 + ((t >> 3) * 4 + (t & 1)) * 32 + ((t & 7) >> 1); };
     for (int r = 0; r < rounds; ++r) {
       if (valid && rank == r) {  // 4 tokens at a time: the lane's 8 loads first, then the FMAs and the stores
 #pragma unroll
@@ -435,16 +441,16 @@ __device__ __forceinline__ void exception_warp(const Args& a, uint8_t* smem, Exc
           float pv[4], wv[4];
 #pragma unroll
           for (int u = 0; u < 4; ++u) {
-            const int t = t0 + u, el = el0 + ((t >> 3) * 4 + (t & 1)) * 32 + ((t & 7) >> 1);
-            pv[u] = t < mc ? dp[el] : 0.f;
-            wv[u] = t < mc ? dw[el] : 0.f;
+            const int t = t0 + u;
+            pv[u] = t < mc ? dp[elem(t)] : 0.f;
+            wv[u] = t < mc ? dw[elem(t)] : 0.f;
           }
 #pragma unroll
           for (int u = 0; u < 4; ++u) {
-            const int t = t0 + u, el = el0 + ((t >> 3) * 4 + (t & 1)) * 32 + ((t & 7) >> 1);
+            const int t = t0 + u;
             if (t < mc) {
-              dp[el] = fmaf(-a.exc_p, xv[t], pv[u]);
-              dw[el] = fmaf(w, xv[t], wv[u]);
+              dp[elem(t)] = fmaf(-a.exc_p, xv[t], pv[u]);
+              dw[elem(t)] = fmaf(w, xv[t], wv[u]);
             }
           }
         }
