@@ -30,6 +30,8 @@
 // library's loop (perf-notes step 89), beside the library's kernel, with timelines (and ring traces with SKINNY_RING);
 // SKINNY_XRING=1 times the plan's and the no-split layouts with x through the ring and x staged (perf-notes step 96).
 // SKINNY_CANDS lists the layouts to time (and, at m = 1, trace) instead of each shape's list (env_cands).
+// SKINNY_TAIL=<dir> writes, for the plan layout at every m, 5 cold launches' raw stamps with the per-warp tail trace
+// (kTailTrace, perf-notes step 120) to <dir>/<shape>_m<m>.bin (scripts/tail_trace.py reads them).
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <fmt/format.h>
@@ -61,7 +63,8 @@ using namespace bench;  // NOLINT: the shared timing helpers
 void run_skinny(const solgemm::Config& c, const solgemm::kernels::PackedView& v, const __nv_bfloat16* x, int64_t m,
                 __nv_bfloat16* out, int64_t rows, cudaStream_t s) {
   namespace fam = solgemm::kernels::family;
-  if ((v.trace != nullptr || v.diag != 0) && (v.diag & ~(fam::kRingTrace | fam::kGroupMajor | fam::kNoLoopStamp)) == 0)
+  if ((v.trace != nullptr || v.diag != 0) &&
+      (v.diag & ~(fam::kRingTrace | fam::kGroupMajor | fam::kNoLoopStamp | fam::kTailTrace)) == 0)
     fam::skinny_dispatch<fam::kTraceOnly>(c, v, x, m, out, rows, s);
   else if (v.diag != 0 || v.trace != nullptr)
     fam::skinny_dispatch<fam::kDiagnostics>(c, v, x, m, out, rows, s);
@@ -545,6 +548,33 @@ int main(int argc, char** argv) {
                       vt.trace = tr;
                       run_skinny(c, vt, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
                     });
+      }
+      if (const char* dir = std::getenv("SKINNY_TAIL")) {  // raw per-warp tail stamps of the plan layout
+        namespace fam = solgemm::kernels::family;
+        solgemm::kernels::PackedView vt = v;
+        vt.diag = fam::kTailTrace;
+        vt.trace = big_trace;
+        const solgemm::Config c = cfg_of(sh.cands[0], nt);
+        const int ctas = c.split_k * static_cast<int>(((sh.rows + 15) / 16 + c.rt_cta - 1) / c.rt_cta);
+        const size_t n_tr = fam::kRingTraceOff + static_cast<size_t>(ctas) * 256;
+        const std::string fn = fmt::format("{}/{}_m{}.bin", dir, sh.name, m);
+        std::FILE* f = std::fopen(fn.c_str(), "wb");
+        if (ctas <= 512 && f) {
+          const int hdr[4] = {ctas, static_cast<int>(c.split_k), static_cast<int>(c.rt_cta * c.wk), 5};
+          std::fwrite(hdr, sizeof hdr, 1, f);
+          std::vector<unsigned long long> tr(n_tr);
+          for (int r = 0; r < 5; ++r) {
+            CK(cudaMemset(big_trace, 0, n_tr * 8));
+            flush_read<<<tm.sms * 4, 1024, 0, tm.s>>>(tm.flush, tm.flush_n, tm.sink);
+            run_skinny(c, vt, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
+            CK(cudaStreamSynchronize(tm.s));
+            CK(cudaMemcpy(tr.data(), big_trace, n_tr * 8, cudaMemcpyDeviceToHost));
+            std::fwrite(tr.data(), 8, ctas * 8, f);
+            std::fwrite(tr.data() + fam::kRingTraceOff, 8, static_cast<size_t>(ctas) * 256, f);
+          }
+          std::printf("tail trace %s m=%d %s -> %s\n", sh.name, m, lstr(sh.cands[0]).c_str(), fn.c_str());
+        }
+        if (f) std::fclose(f);
       }
       if (std::getenv("SKINNY_RINGBISECT")) {
         // The stream alone (-ring-notail) of the plan's layout, one difference from bench/stream_study's ring at a

@@ -257,6 +257,20 @@ constexpr int kBareProducer = 1 << 25;
 // Bench (kept by the trace-only instantiation): no `loop` stamp (3). Its global store sits right before the CTA
 // barrier that starts the reduction; with it left out, does the `local` stamp come sooner (perf-notes step 119)?
 constexpr int kNoLoopStamp = 1 << 26;
+// Bench (kept by the trace-only instantiation; uses the ring trace's region, so not with kRingTrace): per-warp stamps
+// of the tail (perf-notes step 120), lane 0 of each warp w at slot w: kind 0 before the CTA barrier after the main
+// loop, 1 after it, 2 after the partials' barrier, 3 after the reduced partial's; at slot 32 + w: kind 3 the warp's
+// own work done (a compute warp past its last stage's full barrier, the producer's last copies issued, the exception
+// warp's corrections stored), kind 0 the cluster barrier passed (push tail) or the split-K arrival seen, 1 the
+// pushed shares received, 2 the CTA's outputs stored.
+constexpr int kTailTrace = 1 << 27;
+__device__ __forceinline__ void tail_stamp(unsigned long long* trace, int diag, int slot, int kind) {
+  if (trace && (diag & kTailTrace) && (threadIdx.x & 31) == 0) {
+    unsigned long long v;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(v));
+    trace[kRingTraceOff + ((static_cast<size_t>(blockIdx.y) * gridDim.x + blockIdx.x) * 64 + slot) * 4 + kind] = v;
+  }
+}
 __device__ __forceinline__ void ring_stamp(unsigned long long* trace, int diag, int i, int kind) {
   if (trace && (diag & kRingTrace) && i < 64) {
     unsigned long long v;
@@ -478,7 +492,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   // Bench-only knobs (Args::diag, Args::trace): compiled in only for the bench's instantiations (kBench): all of
   // them (kDiagnostics), or the stamps alone (kTraceOnly: every other diag test folds away, the library's loop).
   const int diag = kBench == kDiagnostics ? a.diag
-                   : kBench == kTraceOnly ? (a.diag & (kRingTrace | kGroupMajor | kNoLoopStamp))
+                   : kBench == kTraceOnly ? (a.diag & (kRingTrace | kGroupMajor | kNoLoopStamp | kTailTrace))
                                           : 0;
   const bool gm = Src::kTerms == 1 && (diag & kGroupMajor) != 0;  // (bench: the group-major copy, one copy per k warp)
   unsigned long long* const trace = kBench != kLibrary ? a.trace : nullptr;
@@ -735,6 +749,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
         pph ^= 1u;
       }
     }
+    tail_stamp(trace, diag, 32 + warp, 3);
   }
 
   if (S == 0 && n > 0) load_first();  // direct mode: the warp's one group (here: earlier, the hi + lo variants spill)
@@ -746,7 +761,10 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   // 4. The exception warp (Dec12; the CTA's last warp, after the producer): the corrections of the CTA's partial,
   //    in shared memory before the main loop ends (see the top of this file).
   if constexpr (Src::kExc) {
-    if (warp == warps + 1) exception_warp<NT>(a, smem, eb, rblock, crank, tok0, lane, trace);
+    if (warp == warps + 1) {
+      exception_warp<NT>(a, smem, eb, rblock, crank, tok0, lane, trace);
+      tail_stamp(trace, diag, 32 + warp, 3);
+    }
   }
 
   // 5. Main loop (compute warps): wait for the stage, read the warp's slot half a group at a time, release it,
@@ -811,6 +829,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
         }
         if (!(diag & 8192)) mbar_wait(bars + 8u * s, ph);
         if (lane == 0 && (warp == 0 || warp == warps - 1)) ring_stamp(trace, diag, i, warp == 0 ? 1 : 2);
+        if (i == n_iter - 1) tail_stamp(trace, diag, 32 + warp, 3);
         const uint32_t empty = bars + 8u * (S + s);
         if (i < n) {
           const uint8_t* slot = smem + ring_off + (s * warps + warp) * kSlot;
@@ -852,7 +871,9 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   //    the CTA (local shared memory); then the cs CTAs of the tile (a cluster through distributed shared memory,
   //    or the global workspace, last arrival sums).
   if (XP > 0) asm volatile("cp.async.wait_all;\n" ::: "memory");  // (warps without groups never waited)
+  tail_stamp(trace, diag, warp, 0);
   __syncthreads();  // x no longer needed: the partials reuse the shared memory
+  tail_stamp(trace, diag, warp, 1);
   if (diag & 2) {  // (bench: no reduction; the loop's end stamped)
     if (trace && threadIdx.x == 0 && !(diag & kNoLoopStamp)) stamp(trace, 3);
     return;
@@ -880,6 +901,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
       }
   }
   __syncthreads();
+  tail_stamp(trace, diag, warp, 2);
   const int tile = a.rt_cta * NT * 128;  // elements (rtl, nt, c, lane) of the CTA's output tile
   if (a.wk > 1 || Src::kExc) {  // float4 at a time (the tile is a multiple of 128 floats): the k warps' partials in
                                 // order, then (Dec12) the exception warp's corrections: (P + dp) + dw
@@ -905,6 +927,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
     }
     __syncthreads();
   }
+  tail_stamp(trace, diag, warp, 3);
   // `part` holds the tile in the MMA accumulator layout: float (rtl, nt, c, lane), i.e. row 16 rtl + (lane >> 2)
   // + 8 (c >> 1), token 8 nt + 2 (lane & 3) + (c & 1). Each warp reads 16 x 8 blocks (rtl, nt) of it with
   // lane-consecutive addresses (bank-conflict-free); only n tiles with valid tokens (ntv) are read.
@@ -953,6 +976,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
       const uint32_t recv = smem_u32(smem) + static_cast<uint32_t>(ring_off);  // [cs][sh] floats
       const uint32_t rbar = bars + 8u * kRecvBar;
       asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+      tail_stamp(trace, diag, 32 + warp, 0);
       for (int j = threadIdx.x; j < a.cs * nv; j += nthreads) {
         const int q = j / nv, v = j - q * nv;
         if (q == crank) continue;
@@ -965,6 +989,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
                      : "memory");
       }
       mbar_wait(rbar, 0);
+      tail_stamp(trace, diag, 32 + warp, 1);
       const float* rv = reinterpret_cast<const float*>(smem + ring_off);
       const int e0 = sh * crank;
       for (int e = e0 + static_cast<int>(threadIdx.x); e < e0 + sh; e += nthreads) {
@@ -978,6 +1003,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
         }
         store_out(out, static_cast<int64_t>(tok0 + tl) * a.rows + row0 + rl, sum);
       }
+      tail_stamp(trace, diag, 32 + warp, 2);
       if (trace && threadIdx.x == 0) {
         stamp(trace, 6);
         stamp_flag(trace, 3ull);
@@ -1023,6 +1049,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
     for_tile([&](int rl, int tl, float v) {
       if (row0 + rl < a.rows) store_out(out, static_cast<int64_t>(tok0 + tl) * a.rows + row0 + rl, v);
     });
+    tail_stamp(trace, diag, 32 + warp, 2);
     if (trace && threadIdx.x == 0) stamp(trace, 6);
     return;
   }
@@ -1077,8 +1104,10 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
       }
     }
     __syncthreads();
+    tail_stamp(trace, diag, 32 + warp, 0);
     const int nv4 = pstride / 4;
     sum_out(nv4 * crank / a.cs, nv4 * (crank + 1) / a.cs);
+    tail_stamp(trace, diag, 32 + warp, 2);
     if (trace && threadIdx.x == 0) stamp(trace, 6);
     return;
   }

@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Reads skinny_bench's per-warp tail traces (SKINNY_TAIL=<dir>, kernel knob kTailTrace; perf-notes step 120).
+
+File: int32 ctas, split_k, compute warps, reps; then per rep ctas x 8 timeline stamps (skinny_family.cuh stamp():
+0 entry, 7 = (SM + 1) << 16 | flags) and ctas x 64 slots x 4 kinds of tail stamps (tail_stamp(): slot w < 32 kinds
+0..3 = before / after the CTA barrier after the main loop, after the partials' barrier, after the reduced
+partial's; slot 32 + w: kind 3 the warp's own work done, 0 the cluster barrier passed or the split-K arrival seen,
+1 the pushed shares received, 2 the outputs stored). Times in us after the launch's first CTA entry.
+
+Usage: tail_trace.py FILE...   (prints, per file, medians over the reps of per-CTA quantities)
+"""
+import statistics
+import struct
+import sys
+
+
+def load(fn):
+    with open(fn, "rb") as f:
+        ctas, cs, warps, reps = struct.unpack("4i", f.read(16))
+        out = []
+        for _ in range(reps):
+            tl = struct.unpack(f"{ctas * 8}Q", f.read(ctas * 64))
+            tt = struct.unpack(f"{ctas * 256}Q", f.read(ctas * 2048))
+            out.append((tl, tt))
+    return ctas, cs, warps, out
+
+
+def q3(v):
+    v = sorted(v)
+    return (v[0], v[len(v) // 2], v[-1]) if v else (float("nan"),) * 3
+
+
+def rep_stats(ctas, cs, warps, tl, tt):
+    t0 = min(tl[c * 8] for c in range(ctas) if tl[c * 8])
+    us = lambda t: (t - t0) * 1e-3 if t else None
+    tail = lambda c, slot, kind: us(tt[(c * 64 + slot) * 4 + kind])
+    r = {}
+    sm = [(tl[c * 8 + 7] >> 16) - 1 for c in range(ctas)]
+    per_sm = {}
+    for s in sm:
+        per_sm[s] = per_sm.get(s, 0) + 1
+    rows = []
+    for c in range(ctas):
+        nw = max((w for w in range(32) if tail(c, w, 0) is not None), default=-1) + 1
+        arrive = [tail(c, w, 0) for w in range(nw)]
+        after1 = [tail(c, w, 1) for w in range(nw)]
+        done = [tail(c, 32 + w, 3) for w in range(nw)]
+        comp_done = [d for d in done[:warps] if d is not None]
+        comp_arr = [a for a in arrive[:warps] if a is not None]
+        last_w = max(range(nw), key=lambda w: arrive[w])
+        role = "compute" if last_w < warps else "producer" if last_w == warps else "exception"
+        row = dict(
+            sm_ctas=per_sm[sm[c]],
+            landed=max(comp_done) if comp_done else None,
+            comp_end=max(comp_arr), w0_end=arrive[0], last_role=role,
+            prod=done[warps] if warps < nw else None, exc=done[warps + 1] if warps + 1 < nw else None,
+            arr_max=max(arrive), rel1_min=min(after1), rel1_max=max(after1),
+            b2=max(tail(c, w, 2) for w in range(nw)), b3=max(tail(c, w, 3) for w in range(nw)),
+            clw=max((x for x in (tail(c, 32 + w, 0) for w in range(nw)) if x is not None), default=None),
+            recv=max((x for x in (tail(c, 32 + w, 1) for w in range(nw)) if x is not None), default=None),
+            end=max((x for x in (tail(c, 32 + w, 2) for w in range(nw)) if x is not None), default=None),
+        )
+        rows.append(row)
+    # cluster / split group of each CTA: consecutive blockIdx.x (cs of them) in one row block (grid.y = token chunks)
+    for c, row in enumerate(rows):
+        g = [rows[c - c % cs + j] for j in range(cs)]
+        row["grp_arr"] = max(x["arr_max"] for x in g)
+        row["grp_b3"] = max(x["b3"] for x in g)
+    return rows
+
+
+def main():
+    for fn in sys.argv[1:]:
+        ctas, cs, warps, reps = load(fn)
+        agg = {}
+        for tl, tt in reps:
+            rows = rep_stats(ctas, cs, warps, tl, tt)
+            def put(k, vals):
+                vals = [v for v in vals if v is not None]
+                if vals:
+                    agg.setdefault(k, []).append(q3(vals))
+            put("last stage landed (max over compute warps)", [r["landed"] for r in rows])
+            put("compute warps done (max)", [r["comp_end"] for r in rows])
+            put("warp 0 done", [r["w0_end"] for r in rows])
+            put("producer's copies issued", [r["prod"] for r in rows])
+            put("exception warp done", [r["exc"] for r in rows])
+            put("last arrival at barrier 1", [r["arr_max"] for r in rows])
+            put("barrier 1 passed, first warp", [r["rel1_min"] for r in rows])
+            put("barrier 1 passed, last warp", [r["rel1_max"] for r in rows])
+            put("  (first warp past b1) - (last arrival)", [r["rel1_min"] - r["arr_max"] for r in rows])
+            put("partials' barrier passed", [r["b2"] for r in rows])
+            put("reduced partial (barrier 3)", [r["b3"] for r in rows])
+            put("  b3 - last arrival at b1", [r["b3"] - r["arr_max"] for r in rows])
+            put("landed -> compute done", [r["comp_end"] - r["landed"] for r in rows if r["landed"] is not None])
+            put("cluster wait / split arrival passed", [r["clw"] for r in rows])
+            put("  minus the group's last b1 arrival", [r["clw"] - r["grp_arr"] for r in rows if r["clw"] is not None])
+            put("  minus the group's last b3", [r["clw"] - r["grp_b3"] for r in rows if r["clw"] is not None])
+            put("shares received", [r["recv"] for r in rows])
+            put("  received - the group's last b3", [r["recv"] - r["grp_b3"] for r in rows if r["recv"] is not None])
+            put("outputs stored", [r["end"] for r in rows])
+            put("  stored - own b3", [r["end"] - r["b3"] for r in rows if r["end"] is not None])
+            put("  stored - the group's last b3", [r["end"] - r["grp_b3"] for r in rows if r["end"] is not None])
+            for n in (1, 2, 3):
+                put(f"landed, CTAs on SMs holding {n}", [r["landed"] for r in rows if r["sm_ctas"] == n])
+            roles = {}
+            for r in rows:
+                roles[r["last_role"]] = roles.get(r["last_role"], 0) + 1
+            agg.setdefault("roles", []).append(roles)
+        print(f"== {fn}: {ctas} CTAs, split {cs}, {warps} compute warps, {len(reps)} cold launches "
+              "(us after the first entry; median over launches of min / median / max over CTAs)")
+        for k, v in agg.items():
+            if k == "roles":
+                continue
+            m = [statistics.median(x[j] for x in v) for j in range(3)]
+            print(f"  {k:48s} {m[0]:6.2f} {m[1]:6.2f} {m[2]:6.2f}")
+        print("  last to arrive at barrier 1 (per launch):", agg["roles"])
+
+
+if __name__ == "__main__":
+    main()
