@@ -557,24 +557,40 @@ int main(int argc, char** argv) {
         const solgemm::Config c = cfg_of(sh.cands[0], nt);
         const int ctas = c.split_k * static_cast<int>(((sh.rows + 15) / 16 + c.rt_cta - 1) / c.rt_cta);
         const size_t n_tr = fam::kRingTraceOff + static_cast<size_t>(ctas) * 256;
-        const std::string fn = fmt::format("{}/{}_m{}.bin", dir, sh.name, m);
-        std::FILE* f = std::fopen(fn.c_str(), "wb");
-        if (ctas <= 512 && f) {
-          const int hdr[4] = {ctas, static_cast<int>(c.split_k), static_cast<int>(c.rt_cta * c.wk), 5};
-          std::fwrite(hdr, sizeof hdr, 1, f);
-          std::vector<unsigned long long> tr(n_tr);
-          for (int r = 0; r < 5; ++r) {
-            CK(cudaMemset(big_trace, 0, n_tr * 8));
-            flush_read<<<tm.sms * 4, 1024, 0, tm.s>>>(tm.flush, tm.flush_n, tm.sink);
-            run_skinny(c, vt, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
-            CK(cudaStreamSynchronize(tm.s));
-            CK(cudaMemcpy(tr.data(), big_trace, n_tr * 8, cudaMemcpyDeviceToHost));
-            std::fwrite(tr.data(), 8, ctas * 8, f);
-            std::fwrite(tr.data() + fam::kRingTraceOff, 8, static_cast<size_t>(ctas) * 256, f);
+        // "_warm": a launch of the same kernel on the first 16 rows (a cluster's or split group's CTAs, the whole
+        // code path, ~0.2 MB of weights) between the flush and the traced launch: the code in L2 (step 120's
+        // question: are the tail's instruction fetches slow?)
+        auto warm = [&] { run_skinny(c, v, x, m, static_cast<__nv_bfloat16*>(out), 16, tm.s); };
+        for (const bool w : {false, true}) {
+          const std::string fn = fmt::format("{}/{}_m{}{}.bin", dir, sh.name, m, w ? "_warm" : "");
+          std::FILE* f = std::fopen(fn.c_str(), "wb");
+          if (ctas <= 512 && f) {
+            const int hdr[4] = {ctas, static_cast<int>(c.split_k), static_cast<int>(c.rt_cta * c.wk), 5};
+            std::fwrite(hdr, sizeof hdr, 1, f);
+            std::vector<unsigned long long> tr(n_tr);
+            for (int r = 0; r < 5; ++r) {
+              CK(cudaMemset(big_trace, 0, n_tr * 8));
+              flush_read<<<tm.sms * 4, 1024, 0, tm.s>>>(tm.flush, tm.flush_n, tm.sink);
+              if (w) warm();
+              run_skinny(c, vt, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
+              CK(cudaStreamSynchronize(tm.s));
+              CK(cudaMemcpy(tr.data(), big_trace, n_tr * 8, cudaMemcpyDeviceToHost));
+              std::fwrite(tr.data(), 8, ctas * 8, f);
+              std::fwrite(tr.data() + fam::kRingTraceOff, 8, static_cast<size_t>(ctas) * 256, f);
+            }
+            std::printf("tail trace %s m=%d %s -> %s\n", sh.name, m, lstr(sh.cands[0]).c_str(), fn.c_str());
           }
-          std::printf("tail trace %s m=%d %s -> %s\n", sh.name, m, lstr(sh.cands[0]).c_str(), fn.c_str());
+          if (f) std::fclose(f);
         }
-        if (f) std::fclose(f);
+        const float t_plan = tm.time([&] { run_skinny(c, v, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s); });
+        const float t_warm = tm.time(warm);
+        const float t_both = tm.time([&] {
+          warm();
+          run_skinny(c, v, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
+        });
+        std::printf("warm code %s m=%d %s: plan %.2f us, 16-row launch %.2f, both %.2f: plan after the warm-up %.2f "
+                    "(fixed cost not subtracted)\n", sh.name, m, lstr(sh.cands[0]).c_str(), t_plan, t_warm, t_both,
+                    t_both - t_warm);
       }
       if (std::getenv("SKINNY_RINGBISECT")) {
         // The stream alone (-ring-notail) of the plan's layout, one difference from bench/stream_study's ring at a

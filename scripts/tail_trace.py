@@ -60,6 +60,9 @@ def rep_stats(ctas, cs, warps, tl, tt):
             recv=max((x for x in (tail(c, 32 + w, 1) for w in range(nw)) if x is not None), default=None),
             end=max((x for x in (tail(c, 32 + w, 2) for w in range(nw)) if x is not None), default=None),
         )
+        g0, g1 = tt[(c * 64 + 0) * 4 + 1], tt[(c * 64 + 32) * 4 + 2]
+        k0, k1 = tt[(c * 64 + 60) * 4 + 1], tt[(c * 64 + 61) * 4 + 2]
+        row["mhz"] = (k1 - k0) / ((g1 - g0) * 1e-3) if g0 and g1 and k0 and k1 and g1 > g0 else None
         rows.append(row)
     # cluster / split group of each CTA: consecutive blockIdx.x (cs of them) in one row block (grid.y = token chunks)
     for c, row in enumerate(rows):
@@ -100,6 +103,7 @@ def main():
             put("outputs stored", [r["end"] for r in rows])
             put("  stored - own b3", [r["end"] - r["b3"] for r in rows if r["end"] is not None])
             put("  stored - the group's last b3", [r["end"] - r["grp_b3"] for r in rows if r["end"] is not None])
+            put("SM clock, MHz (warp 0, b1 passed -> stored)", [r["mhz"] for r in rows])
             for n in (1, 2, 3):
                 put(f"landed, CTAs on SMs holding {n}", [r["landed"] for r in rows if r["sm_ctas"] == n])
             roles = {}

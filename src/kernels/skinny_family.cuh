@@ -262,13 +262,15 @@ constexpr int kNoLoopStamp = 1 << 26;
 // loop, 1 after it, 2 after the partials' barrier, 3 after the reduced partial's; at slot 32 + w: kind 3 the warp's
 // own work done (a compute warp past its last stage's full barrier, the producer's last copies issued, the exception
 // warp's corrections stored), kind 0 the cluster barrier passed (push tail) or the split-K arrival seen, 1 the
-// pushed shares received, 2 the CTA's outputs stored.
+// pushed shares received, 2 the CTA's outputs stored; warp 0's clock64() at slot 60 (its slot 0 stamps) and 61 (slot 32).
 constexpr int kTailTrace = 1 << 27;
 __device__ __forceinline__ void tail_stamp(unsigned long long* trace, int diag, int slot, int kind) {
   if (trace && (diag & kTailTrace) && (threadIdx.x & 31) == 0) {
     unsigned long long v;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(v));
-    trace[kRingTraceOff + ((static_cast<size_t>(blockIdx.y) * gridDim.x + blockIdx.x) * 64 + slot) * 4 + kind] = v;
+    const size_t base = kRingTraceOff + (static_cast<size_t>(blockIdx.y) * gridDim.x + blockIdx.x) * 256;
+    trace[base + slot * 4 + kind] = v;
+    if (threadIdx.x == 0 && (slot == 0 || slot == 32)) trace[base + (slot ? 61 : 60) * 4 + kind] = clock64();
   }
 }
 __device__ __forceinline__ void ring_stamp(unsigned long long* trace, int diag, int i, int kind) {
