@@ -110,12 +110,7 @@ struct Args {
   int xr_off = 0;                    // kXR: shared-memory offset of the x ring (aligned up to 1024 B in the kernel)
   int x4d = 0;                       // kXR: x's map is xtma_map's (one TMA per stage for every k warp's box), else
                                      // bf16_tensor_map's (one 2-D box per k warp)
-  int rv_off = 0;                    // cluster launches in ring mode: shared-memory offset of the push tail's receive
-                                     // buffer (cs x push_parts x share floats; set by launch); 0 = the pull tail
 };
-// Partials a CTA pushes per element in the cluster tail: one per k warp, and (Dec12) the exception warp's dp, dw.
-template <class Src>
-__host__ __device__ constexpr int push_parts(int wk) { return wk + (Src::kExc ? 2 : 0); }
 
 // The launch arguments every policy shares (layout, x, out, split-K workspace), checked against the matrix:
 // the layout must cover its k groups. `who` names the launcher in errors.
@@ -489,86 +484,6 @@ __device__ __forceinline__ void exception_warp(const Args& a, uint8_t* smem, Exc
 // stage's weight groups, every k warp's x box of that group (TMA, `xmap`: 64 k x 8 NT tokens, 128B swizzle, tokens
 // past m zero-filled) into an x ring beside the weight ring; the compute warps read it with swizzled ldmatrix rows
 // and release the stage after the group. The groups, their order and the sums are the same: bitwise the same output.
-// Cluster split-K tail by push (ring mode; perf-notes step 120). Shares: the CTA's tile in the order e = ((rtl NT + nt)
-// 32 + lane) 4 + c (a lane's four accumulators of an n tile consecutive), split in cs runs of sh = tile / cs floats;
-// CTA q sums run q. Every warp puts its partial of each run into the run's CTA: receive buffer [cs][parts][sh] at
-// rv_off, part j < wk = k warp j, wk and wk + 1 = the exception warp's dp and dw (Dec12): st.async to a peer
-// (complete_tx on its receive mbarrier, which expects those bytes), st.shared to its own CTA (the warp then arrives
-// on the mbarrier). So a warp pushes as soon as its own work is done: no CTA barrier, no local reduction pass, no
-// cluster barrier after the main loop (the one armed at entry only guarantees initialized receive barriers).
-__device__ __forceinline__ void push_share(uint32_t rv, uint32_t rbar, int crank, int sh, int parts, int e0, int j,
-                                           float4 v) {
-  const int q = e0 / sh;
-  const uint32_t dst = rv + 4u * static_cast<uint32_t>((crank * parts + j) * sh + e0 - q * sh);
-  if (q == crank) {
-    asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(dst), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w)
-                 : "memory");
-  } else {
-    uint32_t ra, rb;
-    asm("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(ra) : "r"(dst), "r"(q));
-    asm("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(rb) : "r"(rbar), "r"(q));
-    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, %4}, [%5];\n" ::"r"(ra),
-                 "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w), "r"(rb)
-                 : "memory");
-  }
-}
-// The compute warps' pushes (terms combined per warp: hi + (lo + lo2 2^-8) 2^-8), then every thread waits for its
-// CTA's run and sums it: per element, per CTA r in split order ((k warps in order) + dp) + dw, then the CTAs in
-// order: the additions of the workspace tail and the pull tail, so the same bits.
-template <class Src, int NT>
-__device__ __forceinline__ void push_tail(const Args& a, uint8_t* smem, const float (&acc)[Src::kTerms][NT][4],
-                                          uint32_t rbar, int warp, int warps, int lane, int tok0,
-                                          unsigned long long* trace, int diag) {
-  constexpr int T = Src::kTerms;
-  const int crank = static_cast<int>(blockIdx.x) % a.cs, parts = push_parts<Src>(a.wk);
-  const int tile = a.rt_cta * NT * 128, sh = tile / a.cs;
-  const uint32_t rv = smem_u32(smem) + static_cast<uint32_t>(a.rv_off);
-  if (warp < warps) {
-    const int rtl = warp % a.rt_cta, kw = warp / a.rt_cta;
-    asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
-#pragma unroll
-    for (int nt = 0; nt < NT; ++nt) {
-      float v[4];
-#pragma unroll
-      for (int c = 0; c < 4; ++c) {
-        v[c] = acc[T - 1][nt][c];
-#pragma unroll
-        for (int t = T - 2; t >= 0; --t) v[c] = acc[t][nt][c] + v[c] * (1.0f / 256.0f);
-      }
-      push_share(rv, rbar, crank, sh, parts, ((rtl * NT + nt) * 32 + lane) * 4, kw, make_float4(v[0], v[1], v[2], v[3]));
-    }
-    __syncwarp();
-    if (lane == 0) mbar_arrive(rbar);
-  }
-  tail_stamp(trace, diag, 32 + warp, 0);
-  mbar_wait(rbar, 0);
-  tail_stamp(trace, diag, 32 + warp, 1);
-  const int mc = min(8 * NT, a.m - tok0);  // valid tokens of this chunk
-  const int row0 = (static_cast<int>(blockIdx.x) / a.cs) * a.rt_cta * 16;
-  using Out = typename Src::Out;
-  Out* out = static_cast<Out*>(a.out);
-  const float* rb = reinterpret_cast<const float*>(smem + a.rv_off);
-  for (int i = static_cast<int>(threadIdx.x); i < sh; i += static_cast<int>(blockDim.x)) {
-    const int e = crank * sh + i, lane_e = (e >> 2) & 31, c = e & 3, blk = e >> 7;
-    const int rl = (blk / NT) * 16 + (lane_e >> 2) + 8 * (c >> 1), tl = (blk % NT) * 8 + 2 * (lane_e & 3) + (c & 1);
-    if (tl >= mc || row0 + rl >= a.rows) continue;
-    float sum = 0.f;
-    for (int r = 0; r < a.cs; ++r) {
-      const float* p = rb + r * parts * sh + i;
-      float v = p[0];
-      for (int j = 1; j < a.wk; ++j) v += p[j * sh];
-      if constexpr (Src::kExc) v = (v + p[a.wk * sh]) + p[(a.wk + 1) * sh];
-      sum = r == 0 ? v : sum + v;
-    }
-    store_out(out, static_cast<int64_t>(tok0 + tl) * a.rows + row0 + rl, sum);
-  }
-  tail_stamp(trace, diag, 32 + warp, 2);
-  if (trace && threadIdx.x == 0) {
-    stamp(trace, 6);
-    stamp_flag(trace, 3ull);
-  }
-}
-
 template <class Src, int NT, int MAXT, int MINB, bool kCluster, int kBench, bool kXR = false>
 __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const __grid_constant__ CUtensorMap xmap) {
   extern __shared__ __align__(128) uint8_t smem[];
@@ -654,11 +569,9 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   const int XP = !kXR && kXPh && S > 0 && a.xvec && !(diag & 64) ? min(a.gpw, kXPhases) : 0;  // (bench: diag & 64 = one)
   auto xgb = [&](int p) { return p * a.gpw / max(XP, 1); };
   const uint32_t xbars = bars + 8u * (2 * kMaxStages);
-  // Cluster split-K tail by push (see the reduction): every warp pushes its partial of each share straight to the
-  // share's CTA, into a receive buffer of its own (rv_off); otherwise (direct mode) the tail pulls after a cluster
-  // barrier. (bench: the no-tail and compute-alone knobs take the pull tail)
-  const bool push = kCluster && S > 0 && a.rv_off > 0 && !(diag & (2 | 8192));
-  const uint32_t rbar = bars + 8u * kRecvBar;
+  // Cluster split-K tail by push (see the reduction): the peers' shares land in this CTA's ring, which must hold
+  // the whole tile (cs shares); otherwise the tail pulls after a cluster barrier.
+  const bool push = kCluster && S > 0 && S * warps * kSlot >= a.rt_cta * NT * 128 * 4;
 
   // 1. Barriers (ring mode).
   if (S > 0) {  // (direct mode: no barriers, nothing to wait for before the loads)
@@ -668,16 +581,14 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
         mbar_init(bars + 8u * (S + q), static_cast<unsigned>(warps));
       }
       for (int p = 0; p < XP; ++p) mbar_init(xbars + 8u * p, static_cast<unsigned>(nthr_c));
-      if (push) {  // my share's partials: the peers' by st.async (bytes), my warps' own by an arrival each
-        mbar_init(rbar, static_cast<unsigned>(1 + warps + exc_warps<Src>()));
-        mbar_arrive_expect_tx(rbar, static_cast<uint32_t>((a.cs - 1) * push_parts<Src>(a.wk) *
-                                                          (a.rt_cta * NT * 128 / a.cs) * 4));
+      if (push) {  // the peers' shares of my tile slice arrive on it (cs - 1 of them)
+        mbar_init(bars + 8u * kRecvBar, 1);
+        mbar_arrive_expect_tx(bars + 8u * kRecvBar,
+                              static_cast<uint32_t>((a.cs - 1) * (a.rt_cta * NT * 128 / a.cs) * 4));
       }
       asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
-    // (push: the peers push only after this cluster barrier's wait, so into initialized receive barriers)
-    if (push) asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
   }
   if (kBench == kDiagnostics && !kCluster && (diag & kBareConsumers) && S > 0 && warp < warps) {
     uint32_t acc = 0, ph = 0;
@@ -855,20 +766,6 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
     if (warp == warps + 1) {
       exception_warp<NT>(a, smem, eb, rblock, crank, tok0, lane, trace);
       tail_stamp(trace, diag, 32 + warp, 3);
-      if (push) {  // the corrections to their shares' CTAs now, long before the main loop ends
-        __syncwarp();
-        const int tile = a.rt_cta * NT * 128;
-        const float* dl = reinterpret_cast<const float*>(smem + a.dl_off);
-        asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
-        for (int i4 = lane; i4 < tile / 2; i4 += 32) {  // (dp's float4s, then dw's)
-          const int pt = i4 >= tile / 4, e0 = (i4 - pt * (tile / 4)) * 4;
-          const float* src = dl + pt * tile + (e0 >> 7) * 128 + ((e0 >> 2) & 31);
-          push_share(smem_u32(smem) + static_cast<uint32_t>(a.rv_off), rbar, crank, tile / a.cs, push_parts<Src>(a.wk), e0,
-                     a.wk + pt, make_float4(src[0], src[32], src[64], src[96]));
-        }
-        __syncwarp();
-        if (lane == 0) mbar_arrive(rbar);
-      }
     }
   }
 
@@ -977,18 +874,18 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   //    or the global workspace, last arrival sums).
   if (XP > 0) asm volatile("cp.async.wait_all;\n" ::: "memory");  // (warps without groups never waited)
   tail_stamp(trace, diag, warp, 0);
-  if constexpr (kCluster) {
-    if (push) {  // no CTA barrier: see push_tail
-      push_tail<Src, NT>(a, smem, acc, rbar, warp, warps, lane, tok0, trace, diag);
-      return;
-    }
-  }
   __syncthreads();  // x no longer needed: the partials reuse the shared memory
   tail_stamp(trace, diag, warp, 1);
   if (diag & 2) {  // (bench: no reduction; the loop's end stamped)
     if (trace && threadIdx.x == 0 && !(diag & kNoLoopStamp)) stamp(trace, 3);
     return;
   }
+  // Cluster tail by push: tell the peers this CTA's ring is free (they push their partial shares into it). Relaxed:
+  // the only accesses it must order are this CTA's reads of the ring, which have all returned (their values went
+  // into the MMAs before the barrier above); `.release` made every thread wait at a GPU-scope MEMBAR first (SASS:
+  // MEMBAR.ALL.GPU before UCGABAR_ARV), behind the weight stream's traffic (perf-notes step 116). The data the peers
+  // push is ordered by the receive mbarrier's complete_tx, not by this barrier.
+  if (push) asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
   if (trace && threadIdx.x == 0 && !(diag & kNoLoopStamp)) stamp(trace, 3);
   if ((diag & 8192) && S > 0) {  // bench: the loop ran without waiting for its data; let the copies land now
     for (int s = 0; s < min(S, n_iter - d0); ++s) mbar_wait(bars + 8u * s, 0u);  // (the one round of copies)
@@ -1005,6 +902,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
         part[((warp * NT + nt) * 4 + c) * 32 + lane] = v;
       }
   }
+  if (push) asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // (the bulk copies read it)
   __syncthreads();
   tail_stamp(trace, diag, warp, 2);
   const int tile = a.rt_cta * NT * 128;  // elements (rtl, nt, c, lane) of the CTA's output tile
@@ -1030,6 +928,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
       }
       part4[e] = v;
     }
+    if (push) asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
     __syncthreads();
   }
   tail_stamp(trace, diag, warp, 3);
@@ -1072,8 +971,53 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
     const int crank = static_cast<int>(rank);
     // The cs CTAs of this tile are one cluster (launch checked that the whole grid fits at once); CTA q sums
     // share q (1/cs of the tile's elements) in split order (the same additions as the workspace path) and
-    // writes it. (Ring mode pushes instead: push_tail, before the CTA barriers above.)
-    // Pull (direct mode): after a cluster barrier each CTA reads its share from
+    // writes it. Push (ring mode, the ring holds the tile): once every CTA has left its main loop (the cluster
+    // barrier armed there), each pushes its values of every peer's share into that peer's (free) ring with
+    // st.async, completing on the peer's receive mbarrier, and waits only for its own share's data: no barrier
+    // after the reads (perf-notes step 32).
+    if (push) {
+      const int sh = tile / a.cs;  // share: a multiple of 16 floats (tile = 128 rt NT, cs <= 8)
+      const uint32_t recv = smem_u32(smem) + static_cast<uint32_t>(ring_off);  // [cs][sh] floats
+      const uint32_t rbar = bars + 8u * kRecvBar;
+      asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+      tail_stamp(trace, diag, 32 + warp, 0);
+      // One bulk copy per peer (thread q copies share q; perf-notes step 120: per-float4 st.async cost ~4x more
+      // transactions on each receive barrier)
+      const int qc = static_cast<int>(threadIdx.x);
+      if (qc < a.cs && qc != crank) {
+        uint32_t ra, rb;
+        asm("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(ra) : "r"(recv + 4u * static_cast<uint32_t>(crank * sh)), "r"(qc));
+        asm("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(rb) : "r"(rbar), "r"(qc));
+        asm volatile(
+            "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
+            "cp.async.bulk.commit_group;\n" ::"r"(ra),
+            "r"(smem_u32(part) + 4u * static_cast<uint32_t>(qc * sh)), "r"(static_cast<uint32_t>(sh * 4)), "r"(rb)
+            : "memory");
+      }
+      mbar_wait(rbar, 0);
+      tail_stamp(trace, diag, 32 + warp, 1);
+      const float* rv = reinterpret_cast<const float*>(smem + ring_off);
+      const int e0 = sh * crank;
+      for (int e = e0 + static_cast<int>(threadIdx.x); e < e0 + sh; e += nthreads) {
+        const int2 pos = tile_pos(e);
+        const int rl = pos.x, tl = pos.y;
+        if (tl >= mc || row0 + rl >= a.rows) continue;
+        float sum = 0.f;
+        for (int q = 0; q < a.cs; ++q) {
+          const float v = q == crank ? part[e] : rv[q * sh + e - e0];
+          sum = q == 0 ? v : sum + v;
+        }
+        store_out(out, static_cast<int64_t>(tok0 + tl) * a.rows + row0 + rl, sum);
+      }
+      if (qc < a.cs && qc != crank) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");  // (part read)
+      tail_stamp(trace, diag, 32 + warp, 2);
+      if (trace && threadIdx.x == 0) {
+        stamp(trace, 6);
+        stamp_flag(trace, 3ull);
+      }
+      return;
+    }
+    // Pull (direct mode, or a ring too small for the tile): after a cluster barrier each CTA reads its share from
     // every CTA's shared memory and waits for its peers before its shared memory goes away.
     namespace cg = cooperative_groups;
     cg::cluster_group cl = cg::this_cluster();
@@ -1327,25 +1271,14 @@ void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr) {
       if (fixed_b + 2 * (sb + sbx) <= small) budget = small;
     }
   }
-  // The shared memory of the layout with `rvb` bytes of push-tail receive buffer at the end: sets the ring depth and
-  // the offsets, returns the total.
-  auto size_smem = [&](size_t rvb) {
-    const size_t fb = fixed_b + rvb;
-    const int fit = fb + sb + sbx <= budget ? static_cast<int>((budget - fb) / (sb + sbx)) : 0;
-    a.stages = a.gpw == 1 ? 0 : std::min(want, fit);  // one group per warp: direct loads, no ring (lower latency)
-    a.bar_off = static_cast<int>(r0);
-    a.xr_off = static_cast<int>(r0 + kBarBytes + static_cast<size_t>(a.stages) * sb);
-    const size_t smem0 = r0 + (a.stages > 0 ? kBarBytes + static_cast<size_t>(a.stages) * sb + pre : 0) +
-                         (xr ? xpad + static_cast<size_t>(a.stages) * sbx : 0);
-    a.dl_off = static_cast<int>(smem0);  // (a multiple of 16 bytes: every part above is)
-    a.rv_off = rvb > 0 && a.stages > 0 ? static_cast<int>(smem0 + dlb) : 0;
-    return smem0 + dlb + (a.rv_off ? rvb : 0);
-  };
-  // Cluster candidates in ring mode push their split-K tail (push_tail): room for the receive buffer. (Shares of whole
-  // float4s: cs divides tile / 4; else the pull tail.)
-  const bool cl_cand = a.cs > 1 && a.cs <= 8 && a.allow_cluster && !xr && a.gpw > 1 && (a.rt_cta * NT * 32) % a.cs == 0;
-  size_t smem = size_smem(cl_cand ? static_cast<size_t>(push_parts<Src>(a.wk)) * a.rt_cta * NT * 128 * sizeof(float) : 0);
-  if (cl_cand && a.gpw > 1 && a.stages < 1) smem = size_smem(0);  // (no room for the buffer: the pull tail)
+  const int fit = fixed_b + sb + sbx <= budget ? static_cast<int>((budget - fixed_b) / (sb + sbx)) : 0;
+  a.stages = a.gpw == 1 ? 0 : std::min(want, fit);  // one group per warp: direct loads, no ring (lower latency)
+  a.bar_off = static_cast<int>(r0);
+  a.xr_off = static_cast<int>(r0 + kBarBytes + static_cast<size_t>(a.stages) * sb);
+  const size_t smem0 = r0 + (a.stages > 0 ? kBarBytes + static_cast<size_t>(a.stages) * sb + pre : 0) +
+                       (xr ? xpad + static_cast<size_t>(a.stages) * sbx : 0);
+  a.dl_off = static_cast<int>(smem0);  // (a multiple of 16 bytes: every part above is)
+  const size_t smem = smem0 + dlb;
   if (warps < 1 || warps > 31 || (warps + 1 + kExcWarps) * 32 > MAXT || a.cs < 1 || a.cs > 16 || a.gpw < 1 || a.gpw > 112 ||
       (a.gpw > 1 && a.stages < 1) || (a.cs > 1 && (a.ws == nullptr || a.cnt == nullptr)))
     throw Error(fmt::format("solgemm: skinny launch: bad layout rt_cta={} wk={} gpw={} cs={} (x and partials {} B + "
@@ -1394,7 +1327,6 @@ void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr) {
       return;
     }
   }
-  if (a.rv_off) smem = size_smem(0);  // (no cluster after all: no receive buffer)
   // Split K through the workspace: when the whole grid is resident at once (asked once per kernel, shared memory
   // and block size), one cooperative launch whose CTAs share the tail (Args::dist); else the last arrival of each
   // tile sums it alone.
