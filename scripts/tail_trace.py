@@ -4,9 +4,8 @@
 File: int32 ctas, split_k, compute warps, reps; then per rep ctas x 8 timeline stamps (skinny_family.cuh stamp():
 0 entry, 7 = (SM + 1) << 16 | flags) and ctas x 64 slots x 4 kinds of tail stamps (tail_stamp(): slot w < 32 kinds
 0..3 = before / after the CTA barrier after the main loop, after the partials' barrier, after the reduced
-partial's; slot 32 + w: kind 3 the warp's own work done, 0 its partials pushed (cluster push tail) or the split-K
-arrival seen, 1 the CTA's share received, 2 the outputs stored). The push tail has no CTA barriers: kinds 1..3 of
-slots < 32 stay unset there. Times in us after the launch's first CTA entry.
+partial's; slot 32 + w: kind 3 the warp's own work done, 0 the cluster barrier passed (push tail) or the split-K
+arrival seen, 1 the CTA's share received, 2 the outputs stored). Unset stamps are left out. Times in us after the launch's first CTA entry.
 
 Usage: tail_trace.py FILE...   (prints, per file, medians over the reps of per-CTA quantities)
 """
@@ -99,7 +98,7 @@ def main():
             put("reduced partial (barrier 3)", [r["b3"] for r in rows])
             put("  b3 - last arrival at b1", [d(r["b3"], r["arr_max"]) for r in rows])
             put("landed -> compute done", [d(r["comp_end"], r["landed"]) for r in rows])
-            put("pushed (push tail) / split arrival passed", [r["clw"] for r in rows])
+            put("cluster barrier passed (push) / split arrival seen", [r["clw"] for r in rows])
             put("  minus the group's last b1 arrival", [d(r["clw"], r["grp_arr"]) for r in rows])
             put("  minus the group's last b3", [d(r["clw"], r["grp_b3"]) for r in rows])
             put("shares received", [r["recv"] for r in rows])

@@ -902,7 +902,6 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
         part[((warp * NT + nt) * 4 + c) * 32 + lane] = v;
       }
   }
-  if (push) asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // (the bulk copies read it)
   __syncthreads();
   tail_stamp(trace, diag, warp, 2);
   const int tile = a.rt_cta * NT * 128;  // elements (rtl, nt, c, lane) of the CTA's output tile
@@ -928,7 +927,6 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
       }
       part4[e] = v;
     }
-    if (push) asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
     __syncthreads();
   }
   tail_stamp(trace, diag, warp, 3);
@@ -976,23 +974,21 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
     // st.async, completing on the peer's receive mbarrier, and waits only for its own share's data: no barrier
     // after the reads (perf-notes step 32).
     if (push) {
-      const int sh = tile / a.cs;  // share: a multiple of 16 floats (tile = 128 rt NT, cs <= 8)
+      const int sh = tile / a.cs, nv = sh / 4;  // share: a multiple of 16 floats (tile = 128 rt NT, cs <= 8)
       const uint32_t recv = smem_u32(smem) + static_cast<uint32_t>(ring_off);  // [cs][sh] floats
       const uint32_t rbar = bars + 8u * kRecvBar;
       asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
       tail_stamp(trace, diag, 32 + warp, 0);
-      // One bulk copy per peer (thread q copies share q; perf-notes step 120: per-float4 st.async cost ~4x more
-      // transactions on each receive barrier)
-      const int qc = static_cast<int>(threadIdx.x);
-      if (qc < a.cs && qc != crank) {
+      for (int j = threadIdx.x; j < a.cs * nv; j += nthreads) {
+        const int q = j / nv, v = j - q * nv;
+        if (q == crank) continue;
+        const float4 val = reinterpret_cast<const float4*>(part)[q * nv + v];
         uint32_t ra, rb;
-        asm("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(ra) : "r"(recv + 4u * static_cast<uint32_t>(crank * sh)), "r"(qc));
-        asm("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(rb) : "r"(rbar), "r"(qc));
-        asm volatile(
-            "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
-            "cp.async.bulk.commit_group;\n" ::"r"(ra),
-            "r"(smem_u32(part) + 4u * static_cast<uint32_t>(qc * sh)), "r"(static_cast<uint32_t>(sh * 4)), "r"(rb)
-            : "memory");
+        asm("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(ra) : "r"(recv + 16u * (crank * nv + v)), "r"(q));
+        asm("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(rb) : "r"(rbar), "r"(q));
+        asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, %4}, [%5];\n"
+                     ::"r"(ra), "f"(val.x), "f"(val.y), "f"(val.z), "f"(val.w), "r"(rb)
+                     : "memory");
       }
       mbar_wait(rbar, 0);
       tail_stamp(trace, diag, 32 + warp, 1);
@@ -1009,7 +1005,6 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
         }
         store_out(out, static_cast<int64_t>(tok0 + tl) * a.rows + row0 + rl, sum);
       }
-      if (qc < a.cs && qc != crank) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");  // (part read)
       tail_stamp(trace, diag, 32 + warp, 2);
       if (trace && threadIdx.x == 0) {
         stamp(trace, 6);
