@@ -5,7 +5,8 @@ File: int32 ctas, split_k, compute warps, reps; then per rep ctas x 8 timeline s
 0 entry, 7 = (SM + 1) << 16 | flags) and ctas x 64 slots x 4 kinds of tail stamps (tail_stamp(): slot w < 32 kinds
 0..3 = before / after the CTA barrier after the main loop, after the partials' barrier, after the reduced
 partial's; slot 32 + w: kind 3 the warp's own work done, 0 the cluster barrier passed (push tail) or the split-K
-arrival seen, 1 the CTA's share received, 2 the outputs stored). Unset stamps are left out. Times in us after the launch's first CTA entry.
+arrival seen, 1 the CTA's share received, 2 the outputs stored; slots 60 / 61: warp 0's clock64() at its slot 0 / 32
+stamps). Unset stamps are left out. Times in us after the launch's first CTA entry.
 
 Usage: tail_trace.py FILE...   (prints, per file, medians over the reps of per-CTA quantities)
 """
@@ -34,7 +35,6 @@ def rep_stats(ctas, cs, warps, tl, tt):
     t0 = min(tl[c * 8] for c in range(ctas) if tl[c * 8])
     us = lambda t: (t - t0) * 1e-3 if t else None
     tail = lambda c, slot, kind: us(tt[(c * 64 + slot) * 4 + kind])
-    r = {}
     sm = [(tl[c * 8 + 7] >> 16) - 1 for c in range(ctas)]
     per_sm = {}
     for s in sm:
