@@ -336,20 +336,22 @@ int main(int argc, char** argv) {
     if (std::getenv("SKINNY_NCU")) {
       // For a profiler (ncu --kernel-name regex:skinny_kernel): the plan layout at the first m of the list, once
       // as the library's kernel, once as its stream alone (-ring-notail), then the next shape. SKINNY_NCU=noexc: the
-      // library's kernel with the exception tables emptied instead of the stream alone (perf-notes step 106).
+      // library's kernel with the exception tables emptied instead of the stream alone (perf-notes step 106);
+      // SKINNY_NCU=nowait: the compute alone (-nowait, the bench's instantiation; perf-notes step 123).
       const int m = ms[0], nt = m <= 8 ? 1 : m <= 16 ? 2 : 4;
       const solgemm::Config c = cfg_of(sh.cands[0], nt);
-      const bool second_noexc = std::string(std::getenv("SKINNY_NCU")) == "noexc";
+      const std::string second = std::getenv("SKINNY_NCU");
       solgemm::kernels::PackedView vd = v;
-      if (second_noexc)
+      if (second == "noexc")
         vd.exc_off = d_zero;
       else
-        vd.diag = 3;
+        vd.diag = second == "nowait" ? 8192 : 3;
       run_skinny(c, v, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
       run_skinny(c, vd, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
       CK(cudaStreamSynchronize(tm.s));
       std::printf("# %s m=%d %s: the library's kernel, then %s, launched once each\n", sh.name, m,
-                  lstr(sh.cands[0]).c_str(), second_noexc ? "the same without exceptions" : "its stream alone");
+                  lstr(sh.cands[0]).c_str(),
+                  second == "noexc" ? "the same without exceptions" : second == "nowait" ? "its compute alone" : "its stream alone");
       continue;
     }
     // Bytes the call reads for its rows: groups of the computed row tiles + exception tables (approx.).
