@@ -214,12 +214,14 @@ using Raw16 = RawT<1>;
 using HiLo = RawT<2>;
 using HiLoExact = RawT<3>;
 
+// The CTA's index in the grid, x fastest (the bench traces' row).
+__device__ __forceinline__ size_t cta_linear() { return static_cast<size_t>(blockIdx.y) * gridDim.x + blockIdx.x; }
 // Bench timeline (Args::trace, null in the library): stamp i of this CTA = %globaltimer (ns). 0 entry, 1 x staged
 // (warp 0), 2 first group done (warp 0), 3 every warp's main loop done, 4 local reduction done, 5 arrival
 // counted (split K), 6 output written (last arrival, or the CTA itself without split), 7 = 1 for the last arrival.
 __device__ __forceinline__ void stamp(unsigned long long* trace, int i, unsigned long long v = 0) {
   if (v == 0) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(v));
-  trace[(static_cast<size_t>(blockIdx.y) * gridDim.x + blockIdx.x) * 8 + i] = v;
+  trace[cta_linear() * 8 + i] = v;
 }
 // Slot 7's flags (above) in its low byte; at entry the CTA's SM (%smid + 1) goes to bits 16.. (bench_util.cuh's
 // timeline dump, TIMELINE_DUMP=1).
@@ -229,7 +231,7 @@ __device__ __forceinline__ void stamp_sm(unsigned long long* trace) {
   stamp(trace, 7, static_cast<unsigned long long>(smid + 1) << 16);
 }
 __device__ __forceinline__ void stamp_flag(unsigned long long* trace, unsigned long long f) {
-  unsigned long long& w = trace[(static_cast<size_t>(blockIdx.y) * gridDim.x + blockIdx.x) * 8 + 7];
+  unsigned long long& w = trace[cta_linear() * 8 + 7];
   w = (w & ~0xFFull) | f;
 }
 // Bench ring trace (diag & kRingTrace, with a trace buffer): per CTA and ring iteration i < 64, %globaltimer at
@@ -268,7 +270,7 @@ __device__ __forceinline__ void tail_stamp(unsigned long long* trace, int diag, 
   if (trace && (diag & kTailTrace) && (threadIdx.x & 31) == 0) {
     unsigned long long v;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(v));
-    const size_t base = kRingTraceOff + (static_cast<size_t>(blockIdx.y) * gridDim.x + blockIdx.x) * 256;
+    const size_t base = kRingTraceOff + cta_linear() * 256;
     trace[base + slot * 4 + kind] = v;
     if (threadIdx.x == 0 && (slot == 0 || slot == 32)) trace[base + (slot ? 61 : 60) * 4 + kind] = clock64();
   }
@@ -277,7 +279,7 @@ __device__ __forceinline__ void ring_stamp(unsigned long long* trace, int diag, 
   if (trace && (diag & kRingTrace) && i < 64) {
     unsigned long long v;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(v));
-    trace[kRingTraceOff + ((static_cast<size_t>(blockIdx.y) * gridDim.x + blockIdx.x) * 64 + i) * 4 + kind] = v;
+    trace[kRingTraceOff + (cta_linear() * 64 + i) * 4 + kind] = v;
   }
 }
 
