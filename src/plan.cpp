@@ -342,8 +342,11 @@ constexpr SkinnyWin kSkinnyWins[] = {
      "(perf-notes step 96; tune_plan (tuning/2026-11-30_h200_s17-xring-pooler-unpooler.md): the fastest layout at m = 3 / 8 / "
      "16, 15.4 / 15.3 / 16.5 us; skinny_bench s17-xring5: 15.6 / 15.2 / 16.6 / 16.5 us at m = 3 / 8 / 13 / 16 against "
      "17.1 / 17.1 / 17.8 / 17.8 for the 8-way split-K layout 8 x 16 x 1 x 16 before it, bitwise the same sums: both add "
-     "8 k slices of 16 groups in order). From 17 tokens the vendor family: its broad sweep finds a cuBLASLt tile that "
-     "beats the skinny family there (perf-notes steps 72, 74)"},
+     "8 k slices of 16 groups in order)"},
+    {4096, 8192, 17, 32, {1, 2, 8, 16},
+     "pooler 17<=m<=32: no split (2 row tiles x 8 k warps, whole K per CTA, 128 CTAs, 1 per SM), x through the ring at "
+     "n_tiles 4 (perf-notes step 124; tune_plan (tuning/2026-11-30_h200_s24-xring4.md): 18.1 / 18.1 / 18.3 us at m = 17 / "
+     "24 / 32 against the tuned cuBLASLt 18.6 / 18.6 / 18.7 and cuBLAS 20.5-21.3; the same K order as 1..16)"},
     {8192, 4096, 1, 16, {1, 2, 4, 16},
      "unpooler (all rows) m<=16: no split (2 row tiles x 4 k warps, 256 CTAs, 2 per SM), x through the ring from 3 tokens "
      "(perf-notes steps 96, 111; tune_plan after the exception warp, tuning/2026-11-30_h200_s21-excwarp-unpooler.md: the "

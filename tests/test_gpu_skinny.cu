@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -212,7 +213,8 @@ TEST(Skinny, CodedDomainFallback16) {
 }
 
 // The plan (no forced family) changes a shape's layout or x path with m inside its skinny range (the pooler: 2 row
-// tiles per CTA with x staged at m <= 2, 1 row tile with x through the ring above; the unpooler: one layout, x staged at
+// tiles per CTA with x staged at m <= 2, 1 row tile with x through the ring at 3..16, 2 row tiles with x through the
+// ring at n_tiles 4 at 17..32; the unpooler: one layout, x staged at
 // m <= 2 and through the ring above, perf-notes steps 96, 111; qkv_gate: 6 row tiles per CTA up to 14 tokens, 9 above,
 // tune_plan); the K order is the same, so every row must come out bitwise equal at every m of the range, and within the
 // FP64 bound.
@@ -227,7 +229,7 @@ TEST(Skinny, PlanLayoutsBatchInvariant) {
     const size_t t = l.find(" n_tiles=");
     return l.erase(t, l.find(' ', t + 1) - t);
   };
-  for (const L& l : {L{4096, 8192, 16, true}, L{8192, 4096, 16, false}, L{2304, 8192, 16, true}}) {
+  for (const L& l : {L{4096, 8192, 32, true}, L{8192, 4096, 16, false}, L{2304, 8192, 16, true}}) {
     SCOPED_TRACE(std::to_string(l.n) + "x" + std::to_string(l.k) + " " + skt::seed_msg(seed));
     Dev<__nv_bfloat16> dw(static_cast<size_t>(l.n * l.k));
     skt::gen_bf16<<<2048, 256>>>(dw.p, l.n * l.k, seed + l.n, 0.02f);
@@ -235,9 +237,12 @@ TEST(Skinny, PlanLayoutsBatchInvariant) {
     auto w = solgemm::Weights::prepare(dw.p, solgemm::DType::bf16, l.n, l.k, nullptr, {});
     ASSERT_NE(w.plan_for(1, l.n).find("skinny"), std::string::npos) << w.plan_for(1, l.n);
     ASSERT_NE(w.plan_for(l.max_m, l.n).find("skinny"), std::string::npos) << w.plan_for(l.max_m, l.n);
-    if (l.two_layouts)
-      ASSERT_NE(layout_of(w.plan_for(1, l.n)), layout_of(w.plan_for(l.max_m, l.n)))
-          << "the range should exercise two layouts: " << w.plan_for(1, l.n);
+    const std::vector<int> ms = {l.max_m, 1, 2, 3, 5, 16};
+    if (l.two_layouts) {
+      std::set<std::string> seen;
+      for (int m : ms) seen.insert(layout_of(w.plan_for(m, l.n)));
+      ASSERT_GE(seen.size(), 2u) << "the range should exercise two layouts: " << w.plan_for(1, l.n);
+    }
     Dev<__nv_bfloat16> x(static_cast<size_t>(l.max_m * l.k));
     skt::make_x(x.p, l.max_m, l.k, seed, nullptr, 8);
     Dev<double> ref(static_cast<size_t>(l.max_m * l.n));
@@ -246,7 +251,7 @@ TEST(Skinny, PlanLayoutsBatchInvariant) {
     const std::vector<double> href = ref.get();
     Dev<uint16_t> out(static_cast<size_t>(l.max_m * l.n));
     std::vector<uint16_t> top;
-    for (int m : {l.max_m, 1, 2, 3, 5}) {
+    for (int m : ms) {
       SCOPED_TRACE("m=" + std::to_string(m) + " plan " + w.plan_for(m, l.n));
       SKT_CK(cudaMemset(out.p, 0xFF, static_cast<size_t>(l.max_m * l.n) * 2));
       w.run(x.p, m, out.p, l.n, nullptr);
@@ -351,7 +356,8 @@ TEST(Skinny, SplitWorkspaceReuse) {
 // x through the ring (skinny_family.cuh kXR, perf-notes step 96) against x staged, on the family's own launcher:
 // bitwise the same outputs (same groups, same order) where staged x fits beside the ring, every output written, the
 // FP64 reference's error, for the plan's no-split layouts, one with a run that is not whole (K = 4160: 65 groups under
-// 4 x 17, one 2-D x box per k warp), rows < N, 1..16 tokens.
+// 4 x 17, one 2-D x box per k warp), rows < N, 1..32 tokens (n_tiles 4: the 1-CTA-per-SM variant; staged x of a
+// whole-K CTA does not fit there).
 TEST(Skinny, XRingEqualsStagedX) {
   SOLGEMM_REQUIRE_GPU();
   const uint64_t seed = solgemm::testing::test_seed(0x4A1Bu);
@@ -360,7 +366,7 @@ TEST(Skinny, XRingEqualsStagedX) {
     int rt, wk, gpw;
   };
   for (const S s : {S{4096, 8192, 4096, 1, 8, 16}, S{8192, 4096, 8192, 2, 4, 16}, S{2048, 4160, 2000, 2, 4, 17},
-                    S{8192, 4096, 1000, 2, 4, 16}}) {
+                    S{8192, 4096, 1000, 2, 4, 16}, S{4096, 8192, 4096, 2, 8, 16}, S{8192, 4096, 8192, 4, 4, 16}}) {
     SCOPED_TRACE(std::to_string(s.n) + "x" + std::to_string(s.k) + " rows " + std::to_string(s.rows) + " " +
                  skt::seed_msg(seed));
     Dev<__nv_bfloat16> dw(static_cast<size_t>(s.n * s.k));
@@ -377,17 +383,18 @@ TEST(Skinny, XRingEqualsStagedX) {
     SKT_CK(cudaMemcpy(exc.p, pk.exc.data(), pk.exc.size() * 4, cudaMemcpyHostToDevice));
     SKT_CK(cudaMemcpy(blk.p, solgemm::format::exception_blocks(pk).data(), pk.exc.size() * 4, cudaMemcpyHostToDevice));
     solgemm::kernels::PackedView v = solgemm::kernels::packed_view(pk, data.p, off.p, exc.p, blk.p);
-    Dev<__nv_bfloat16> x(static_cast<size_t>(16 * s.k));
-    skt::gen_bf16<<<1024, 256>>>(x.p, 16 * s.k, seed + 7, 1.0f);
-    Dev<double> ref(static_cast<size_t>(16 * s.rows));
-    skt::ref_fp64<<<dim3(static_cast<unsigned>(s.rows), 2), 256>>>(x.p, dw.p, ref.p, 16, s.rows, s.k);
+    constexpr int kMaxM = 32;
+    Dev<__nv_bfloat16> x(static_cast<size_t>(kMaxM * s.k));
+    skt::gen_bf16<<<1024, 256>>>(x.p, kMaxM * s.k, seed + 7, 1.0f);
+    Dev<double> ref(static_cast<size_t>(kMaxM * s.rows));
+    skt::ref_fp64<<<dim3(static_cast<unsigned>(s.rows), kMaxM / 8), 256>>>(x.p, dw.p, ref.p, kMaxM, s.rows, s.k);
     SKT_CK(cudaDeviceSynchronize());
     const std::vector<double> href = ref.get();
-    const size_t total = static_cast<size_t>(16 * s.rows + kGuard);
+    const size_t total = static_cast<size_t>(kMaxM * s.rows + kGuard);
     Dev<uint16_t> out(total);
-    for (int m : {1, 3, 8, 9, 13, 16}) {
+    for (int m : {1, 3, 8, 9, 13, 16, 17, 24, 32}) {
       SCOPED_TRACE("m=" + std::to_string(m));
-      const solgemm::Config cfg = solgemm::layout_config(1, s.rt, s.wk, s.gpw, m <= 8 ? 1 : 2);
+      const solgemm::Config cfg = solgemm::layout_config(1, s.rt, s.wk, s.gpw, m <= 8 ? 1 : m <= 16 ? 2 : 4);
       std::vector<uint16_t> o[2];
       for (int j = 0; j < 2; ++j) {
         v.xring = j ? 1 : -1;

@@ -481,7 +481,7 @@ __device__ __forceinline__ void exception_warp(const Args& a, uint8_t* smem, Exc
 
 // kCluster: the cs CTAs of a tile are one thread-block cluster and reduce through distributed shared memory
 // (a separate instantiation, so that the workspace variant keeps its register allocation).
-// kXR: x through the ring (one-term sources, n_tiles <= 2, no split K): instead of staging the CTA's whole k range of
+// kXR: x through the ring (one-term sources, n_tiles <= 2, or 4 at one CTA per SM; no split K): instead of staging the CTA's whole k range of
 // x before the loop (x of m tokens x K at cs = 1: 128 KB at m = 8 for K = 8192), the producer copies, with each
 // stage's weight groups, every k warp's x box of that group (TMA, `xmap`: 64 k x 8 NT tokens, 128B swizzle, tokens
 // past m zero-filled) into an x ring beside the weight ring; the compute warps read it with swizzled ldmatrix rows
@@ -1153,19 +1153,26 @@ template <class Src>
 inline size_t stage_bytes(const Args& a) { return static_cast<size_t>(a.rt_cta * a.wk) * Src::kLoads * 512; }
 
 // x through the ring (skinny_kernel's kXR): one-term sources (the skinny launches; the router's are two-term and never
-// ask), n_tiles <= 2, no split K, a ring (gpw >= 2), x readable by TMA (xvec). The launcher's rule (perf-notes step
-// 96): where the staged x would take more than 12 KB in a CTA of the 2-per-SM variant (its per-thread copies of x,
+// ask), n_tiles <= 2 (or 4 in a 1-per-SM CTA: xring_variant), no split K, a ring (gpw >= 2), x readable by TMA
+// (xvec). The launcher's rule (perf-notes step 96): where the staged x would take more than 12 KB in a CTA of the 2-per-SM variant (its per-thread copies of x,
 // every CTA's, land late and hold the first group back: the unpooler's 2 x 4 x 16 layout at m = 3 17.6 us staged,
 // 15.3 through the ring) or more than 40 KB in a 1-per-SM CTA (where the single producer's slower release costs more:
 // the pooler's 2 x 8 x 16 layout at m = 1 15.3 us staged, 17.2 through the ring). a.xring_req: 1 = always where it
 // applies, -1 = never. The caller builds the tensor map of x when it says yes.
+// The variants compiled with x through the ring: one-term sources at n_tiles 1, 2, and at n_tiles 4 (17..32 tokens:
+// the staged x of a whole-K CTA, 32 tokens x K, cannot fit) in the 1-CTA-per-SM variant (the 2-CTA one holds at most
+// 6 compute warps at n_tiles 4).
+template <class Src, int NT, int MINB>
+constexpr bool xring_variant() { return Src::kTerms == 1 && (NT <= 2 || (NT == 4 && MINB == 1)); }
 constexpr size_t kXRingMinBytes2 = 12 * 1024, kXRingMinBytes1 = 40 * 1024;
 // The x ring's depth (unless the bench caps it): 4 stages measured 0.3-0.4 us faster than the 5-6 that fit.
 constexpr int kXRingStages = 4;
 inline bool use_xring(const Args& a, int nt, bool two_per_sm) {
-  if (nt > 2 || a.cs != 1 || !a.xvec || a.gpw < 2 || a.xring_req < 0) return false;
+  if (nt > 4 || (nt == 4 && two_per_sm) || a.cs != 1 || !a.xvec || a.gpw < 2 || a.xring_req < 0) return false;
   const int k_cta = a.wk * a.gpw * 64;
-  const size_t xb = nt == 1 ? x_smem_bytes<1>(k_cta, a.m) : x_smem_bytes<2>(k_cta, a.m);
+  const size_t xb = nt == 1   ? x_smem_bytes<1>(k_cta, a.m)
+                    : nt == 2 ? x_smem_bytes<2>(k_cta, a.m)
+                              : x_smem_bytes<4>(k_cta, a.m);
   return a.xring_req > 0 || xb > (two_per_sm ? kXRingMinBytes2 : kXRingMinBytes1);
 }
 // Whole runs: every k warp has gpw groups (gpw wk cs = k groups, K = 64 k groups): xtma_map applies.
@@ -1227,7 +1234,7 @@ template <class Src, int NT, int MAXT, int MINB, int kBench = kLibrary>
 void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr) {
   auto kern = skinny_kernel<Src, NT, MAXT, MINB, false, kBench>;
   auto kern_c = skinny_kernel<Src, NT, MAXT, MINB, true, kBench>;
-  constexpr bool kXrOk = Src::kTerms == 1 && NT <= 2;
+  constexpr bool kXrOk = xring_variant<Src, NT, MINB>();
   static const bool attrs = [&] {
     RelaxedCapture relaxed;
     check(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024), "smem attribute");
