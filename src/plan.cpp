@@ -327,13 +327,18 @@ struct SkinnyWin {
   const char* why;
 };
 constexpr SkinnyWin kSkinnyWins[] = {
-    {2304, 8192, 1, 14, {8, 6, 2, 8},
-     "qkv_gate m<=14: 6 row tiles x 2 k warps per CTA, 192 CTAs (2 per SM), 8-way split-K as clusters of 8 (tune_plan "
-     "after the relaxed cluster arrive, perf-notes step 118: 10.5 / 10.7 / 11.2 / 11.2-11.5 / 11.7 us at m = 1 / 8 / 10 / "
-     "12 / 14 against 11.4 / 11.5 / 11.7 / 11.8 / 11.9 for 9 row tiles per CTA; cuBLAS 13.5-14.0)"},
-    {2304, 8192, 15, 16, {8, 9, 2, 8},
-     "qkv_gate 15<=m<=16: 9 row tiles x 2 k warps per CTA, 128 CTAs, 8-way split-K through the workspace (tune_plan: "
-     "11.9 us at m = 16 against 12.0 for 6 row tiles; cuBLAS 14.2)"},
+    {2304, 8192, 1, 4, {8, 5, 2, 8},
+     "qkv_gate m<=4: 5 row tiles x 2 k warps per CTA, 232 CTAs (29 row blocks, the last of 4 tiles; at most 160 groups "
+     "per SM against 192 for 6 row tiles), 8-way split-K as clusters of 8 (tune_plan, perf-notes step 126, "
+     "tuning/2026-11-30_h200_s24-qkv-rt5.md, three runs: 9.95-10.40 / 10.37-10.46 us at m = 1 / 4 against 10.14-10.50 / "
+     "10.46-10.53 for 6 row tiles; cuBLAS 13.6-14.0)"},
+    {2304, 8192, 5, 8, {8, 6, 2, 8},
+     "qkv_gate 5<=m<=8: 6 row tiles x 2 k warps per CTA, 192 CTAs (2 per SM), 8-way split-K as clusters of 8 (tune_plan, "
+     "perf-notes step 126: 10.24-10.62 us at m = 8 against 10.72-10.78 for 5 row tiles in all three runs; cuBLAS 13.8)"},
+    {2304, 8192, 9, 16, {8, 5, 2, 8},
+     "qkv_gate 9<=m<=16: 5 row tiles x 2 k warps per CTA, 232 CTAs, 8-way split-K as clusters of 8 (tune_plan, perf-notes "
+     "step 126: 11.07-11.58 / 11.33-11.62 / 11.14-11.52 us at m = 12 / 14 / 16 against 11.23-11.65 / 11.68-11.71 / "
+     "11.62-11.87 for 6 row tiles and 11.58-11.94 at m = 16 for the 9-row-tile workspace layout before; cuBLAS 13.5-14.1)"},
     {4096, 8192, 1, 2, {1, 2, 8, 16},
      "pooler m<=2: no split (2 row tiles x 8 k warps, whole K per CTA; x of m tokens only): 15.7 / 16.4 us at m = 1 / 2 "
      "against 16.7 / 17.0 split 8 ways and cuBLAS 20.7 / 20.3 (perf-notes step 43)"},

@@ -214,10 +214,9 @@ TEST(Skinny, CodedDomainFallback16) {
 
 // The plan (no forced family) changes a shape's layout or x path with m inside its skinny range (the pooler: 2 row
 // tiles per CTA with x staged at m <= 2, 1 row tile with x through the ring at 3..16, 2 row tiles with x through the
-// ring at n_tiles 4 at 17..32; the unpooler: one layout, x staged at
-// m <= 2 and through the ring above, perf-notes steps 96, 111; qkv_gate: 6 row tiles per CTA up to 14 tokens, 9 above,
-// tune_plan); the K order is the same, so every row must come out bitwise equal at every m of the range, and within the
-// FP64 bound.
+// ring at n_tiles 4 at 17..32; the unpooler: one layout, x staged at m <= 2 and through the ring above, perf-notes
+// steps 96, 111, 124; qkv_gate: 5 row tiles per CTA at 1..4 and 9..16 tokens, 6 at 5..8, tune_plan, step 126); the K
+// order is the same, so every row must come out bitwise equal at every m of the range, and within the FP64 bound.
 TEST(Skinny, PlanLayoutsBatchInvariant) {
   SOLGEMM_REQUIRE_GPU();
   const uint64_t seed = solgemm::testing::test_seed(0xB17u);
