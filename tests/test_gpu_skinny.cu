@@ -352,33 +352,22 @@ TEST(Skinny, SplitWorkspaceReuse) {
   cudaStreamDestroy(st);
 }
 
-// x through the ring (skinny_family.cuh kXR, perf-notes steps 96, 124, 127) against x staged, on the family's own
-// launcher: bitwise the same outputs (same groups, same order) where staged x fits beside the ring, every output
-// written, the FP64 reference's error, for the plan's no-split layouts, one with a run that is not whole (K = 4160: 65
-// groups under 4 x 17, one 2-D x box per k warp), rows < N, 1..32 tokens (n_tiles 4: the 1-CTA-per-SM variant; staged x
-// of a whole-K CTA does not fit there), and split-K layouts reduced as clusters (qkv_gate's; one whose last row block
-// is partial and whose last k slice is short: 8 x 9 groups over K = 4160's 65).
+// x through the ring (skinny_family.cuh kXR, perf-notes step 96) against x staged, on the family's own launcher:
+// bitwise the same outputs (same groups, same order) where staged x fits beside the ring, every output written, the
+// FP64 reference's error, for the plan's no-split layouts, one with a run that is not whole (K = 4160: 65 groups under
+// 4 x 17, one 2-D x box per k warp), rows < N, 1..32 tokens (n_tiles 4: the 1-CTA-per-SM variant; staged x of a
+// whole-K CTA does not fit there).
 TEST(Skinny, XRingEqualsStagedX) {
   SOLGEMM_REQUIRE_GPU();
   const uint64_t seed = solgemm::testing::test_seed(0x4A1Bu);
   struct S {
     int64_t n, k, rows;
-    int rt, wk, gpw, cs = 1;
+    int rt, wk, gpw;
   };
-  // (split K: a workspace as api.cu allocates one; the cluster path needs none but the launcher asks for it)
-  solgemm::kernels::SplitWs split;
-  split.ws_floats = size_t{1} << 22;
-  split.counters = size_t{1} << 12;
-  Dev<float> ws(split.ws_floats);
-  Dev<unsigned> cnt(split.counters);
-  SKT_CK(cudaMemset(cnt.p, 0, split.counters * 4));
-  split.ws = ws.p;
-  split.cnt = cnt.p;
   for (const S s : {S{4096, 8192, 4096, 1, 8, 16}, S{8192, 4096, 8192, 2, 4, 16}, S{2048, 4160, 2000, 2, 4, 17},
-                    S{8192, 4096, 1000, 2, 4, 16}, S{4096, 8192, 4096, 2, 8, 16}, S{8192, 4096, 8192, 4, 4, 16},
-                    S{2304, 8192, 2304, 5, 2, 8, 8}, S{2304, 8192, 2304, 6, 2, 8, 8}, S{2000, 4160, 1990, 3, 1, 9, 8}}) {
-    SCOPED_TRACE(std::to_string(s.n) + "x" + std::to_string(s.k) + " rows " + std::to_string(s.rows) + " cs" +
-                 std::to_string(s.cs) + "/rt" + std::to_string(s.rt) + " " + skt::seed_msg(seed));
+                    S{8192, 4096, 1000, 2, 4, 16}, S{4096, 8192, 4096, 2, 8, 16}, S{8192, 4096, 8192, 4, 4, 16}}) {
+    SCOPED_TRACE(std::to_string(s.n) + "x" + std::to_string(s.k) + " rows " + std::to_string(s.rows) + " " +
+                 skt::seed_msg(seed));
     Dev<__nv_bfloat16> dw(static_cast<size_t>(s.n * s.k));
     skt::gen_bf16<<<2048, 256>>>(dw.p, s.n * s.k, seed + static_cast<uint64_t>(s.k), 0.02f);
     SKT_CK(cudaDeviceSynchronize());
@@ -393,7 +382,6 @@ TEST(Skinny, XRingEqualsStagedX) {
     SKT_CK(cudaMemcpy(exc.p, pk.exc.data(), pk.exc.size() * 4, cudaMemcpyHostToDevice));
     SKT_CK(cudaMemcpy(blk.p, solgemm::format::exception_blocks(pk).data(), pk.exc.size() * 4, cudaMemcpyHostToDevice));
     solgemm::kernels::PackedView v = solgemm::kernels::packed_view(pk, data.p, off.p, exc.p, blk.p);
-    v.split = split;
     constexpr int kMaxM = 32;
     Dev<__nv_bfloat16> x(static_cast<size_t>(kMaxM * s.k));
     skt::gen_bf16<<<1024, 256>>>(x.p, kMaxM * s.k, seed + 7, 1.0f);
@@ -405,7 +393,7 @@ TEST(Skinny, XRingEqualsStagedX) {
     Dev<uint16_t> out(total);
     for (int m : {1, 3, 8, 9, 13, 16, 17, 24, 32}) {
       SCOPED_TRACE("m=" + std::to_string(m));
-      const solgemm::Config cfg = solgemm::layout_config(s.cs, s.rt, s.wk, s.gpw, m <= 8 ? 1 : m <= 16 ? 2 : 4);
+      const solgemm::Config cfg = solgemm::layout_config(1, s.rt, s.wk, s.gpw, m <= 8 ? 1 : m <= 16 ? 2 : 4);
       std::vector<uint16_t> o[2];
       for (int j = 0; j < 2; ++j) {
         v.xring = j ? 1 : -1;

@@ -1168,8 +1168,7 @@ constexpr size_t kXRingMinBytes2 = 12 * 1024, kXRingMinBytes1 = 40 * 1024;
 // The x ring's depth (unless the bench caps it): 4 stages measured 0.3-0.4 us faster than the 5-6 that fit.
 constexpr int kXRingStages = 4;
 inline bool use_xring(const Args& a, int nt, bool two_per_sm) {
-  if (nt > 4 || (nt == 4 && two_per_sm) || !a.xvec || a.gpw < 2 || a.xring_req < 0) return false;
-  if (a.cs != 1 && a.xring_req <= 0) return false;  // (split K: only where asked, perf-notes step 127)
+  if (nt > 4 || (nt == 4 && two_per_sm) || a.cs != 1 || !a.xvec || a.gpw < 2 || a.xring_req < 0) return false;
   const int k_cta = a.wk * a.gpw * 64;
   const size_t xb = nt == 1   ? x_smem_bytes<1>(k_cta, a.m)
                     : nt == 2 ? x_smem_bytes<2>(k_cta, a.m)
@@ -1240,117 +1239,95 @@ void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr) {
     RelaxedCapture relaxed;
     check(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024), "smem attribute");
     check(cudaFuncSetAttribute(kern_c, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024), "smem attribute");
-    if constexpr (kXrOk) {
+    if constexpr (kXrOk)
       check(cudaFuncSetAttribute(skinny_kernel<Src, NT, MAXT, MINB, false, kBench, true>,
                                  cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024),
             "smem attribute");
-      check(cudaFuncSetAttribute(skinny_kernel<Src, NT, MAXT, MINB, true, kBench, true>,
-                                 cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024),
-            "smem attribute");
-    }
     return true;
   }();
   (void)attrs;
-  bool xr = kXrOk && xmap != nullptr;
+  const bool xr = kXrOk && xmap != nullptr;
   const CUtensorMap xm = xr ? *xmap : CUtensorMap{};
   const int warps = a.rt_cta * a.wk;
   constexpr int kExcWarps = exc_warps<Src>();
   // (Dec12) the exception warp's corrections dp, dw: two floats per element of the CTA's tile, at the end
   const size_t dlb = kExcWarps ? static_cast<size_t>(a.rt_cta) * NT * 128 * 2 * sizeof(float) : 0;
-  const size_t sb = stage_bytes<Src>(a);
+  const size_t r0 = xr ? partial_bytes<NT>(a) : region0_bytes<NT>(a), sb = stage_bytes<Src>(a);
+  size_t budget = smem_budget(MINB);
+  // kXR: per stage, every k warp's x box (8 NT tokens x 128 bytes), after the weight ring (+ 1 KB to align it).
+  const size_t sbx = xr ? static_cast<size_t>(a.wk) * NT * 1024 : 0, xpad = xr ? 1024 : 0;
+  // Every warp's first group by plain loads at entry, the ring carries the rest (perf-notes steps 49, 50, 55; which
+  // variants: first_group_ok; not with x through the ring: its x would come after).
+  a.direct0 = (a.gpw >= 2 && !a.direct0_off && !xr && first_group_ok<Src, NT, MAXT>()) ? 1 : 0;
+  const size_t pre = (a.direct0 && Src::kTerms > 1) ? sb : 0;  // multi-term: the first group's slots after the ring
+  const int cap = std::min(kMaxStages, a.max_stages < kMaxStages ? a.max_stages : xr ? kXRingStages : kMaxStages);
+  const int want = std::max(1, std::min(std::min(a.gpw, a.k_groups) - a.direct0, cap));
+  const size_t fixed_b = r0 + kBarBytes + pre + xpad + dlb;
+  // The 2-CTA variant with a grid of more than two CTAs per SM: a ring small enough for 3 or 4 CTAs per SM (the
+  // whole grid resident at once instead of a second wave; perf-notes step 100), where the layout fits that (at least
+  // two stages); else the 2-per-SM budget as before.
   const dim3 grid = grid_of(a, NT);
-  // The shared-memory layout with x staged (with_xr false) or through the ring: sets a's ring fields, returns the
-  // bytes per CTA.
-  auto lay_out = [&](bool with_xr) {
-    const size_t r0 = with_xr ? partial_bytes<NT>(a) : region0_bytes<NT>(a);
-    size_t budget = smem_budget(MINB);
-    // kXR: per stage, every k warp's x box (8 NT tokens x 128 bytes), after the weight ring (+ 1 KB to align it).
-    const size_t sbx = with_xr ? static_cast<size_t>(a.wk) * NT * 1024 : 0, xpad = with_xr ? 1024 : 0;
-    // Every warp's first group by plain loads at entry, the ring carries the rest (perf-notes steps 49, 50, 55; which
-    // variants: first_group_ok; not with x through the ring: its x would come after).
-    a.direct0 = (a.gpw >= 2 && !a.direct0_off && !with_xr && first_group_ok<Src, NT, MAXT>()) ? 1 : 0;
-    const size_t pre = (a.direct0 && Src::kTerms > 1) ? sb : 0;  // multi-term: the first group's slots after the ring
-    const int cap = std::min(kMaxStages, a.max_stages < kMaxStages ? a.max_stages : with_xr ? kXRingStages : kMaxStages);
-    const int want = std::max(1, std::min(std::min(a.gpw, a.k_groups) - a.direct0, cap));
-    const size_t fixed_b = r0 + kBarBytes + pre + xpad + dlb;
-    // The 2-CTA variant with a grid of more than two CTAs per SM: a ring small enough for 3 or 4 CTAs per SM (the
-    // whole grid resident at once instead of a second wave; perf-notes step 100), where the layout fits that (at least
-    // two stages); else the 2-per-SM budget as before.
-    if (MINB == 2) {
-      const int64_t ctas = static_cast<int64_t>(grid.x) * grid.y, sms = sm_count();
-      const int per_sm = static_cast<int>(std::min<int64_t>(4, (ctas + sms - 1) / sms));
-      if (per_sm > 2) {
-        const size_t small = smem_budget(per_sm);
-        if (fixed_b + 2 * (sb + sbx) <= small) budget = small;
-      }
+  if (MINB == 2) {
+    const int64_t ctas = static_cast<int64_t>(grid.x) * grid.y, sms = sm_count();
+    const int per_sm = static_cast<int>(std::min<int64_t>(4, (ctas + sms - 1) / sms));
+    if (per_sm > 2) {
+      const size_t small = smem_budget(per_sm);
+      if (fixed_b + 2 * (sb + sbx) <= small) budget = small;
     }
-    const int fit = fixed_b + sb + sbx <= budget ? static_cast<int>((budget - fixed_b) / (sb + sbx)) : 0;
-    a.stages = a.gpw == 1 ? 0 : std::min(want, fit);  // one group per warp: direct loads, no ring (lower latency)
-    a.bar_off = static_cast<int>(r0);
-    a.xr_off = static_cast<int>(r0 + kBarBytes + static_cast<size_t>(a.stages) * sb);
-    const size_t smem0 = r0 + (a.stages > 0 ? kBarBytes + static_cast<size_t>(a.stages) * sb + pre : 0) +
-                         (with_xr ? xpad + static_cast<size_t>(a.stages) * sbx : 0);
-    a.dl_off = static_cast<int>(smem0);  // (a multiple of 16 bytes: every part above is)
-    if (warps < 1 || warps > 31 || (warps + 1 + kExcWarps) * 32 > MAXT || a.cs < 1 || a.cs > 16 || a.gpw < 1 ||
-        a.gpw > 112 || (a.gpw > 1 && a.stages < 1) || (a.cs > 1 && (a.ws == nullptr || a.cnt == nullptr)))
-      throw Error(fmt::format("solgemm: skinny launch: bad layout rt_cta={} wk={} gpw={} cs={} (x and partials {} B + "
-                              "one ring stage of {} B > {} B of shared memory per CTA, or more than {} warps)",
-                              a.rt_cta, a.wk, a.gpw, a.cs, r0, sb, budget, MAXT / 32 - 1 - kExcWarps));
-    return smem0 + dlb;
-  };
-  size_t smem = lay_out(xr);
+  }
+  const int fit = fixed_b + sb + sbx <= budget ? static_cast<int>((budget - fixed_b) / (sb + sbx)) : 0;
+  a.stages = a.gpw == 1 ? 0 : std::min(want, fit);  // one group per warp: direct loads, no ring (lower latency)
+  a.bar_off = static_cast<int>(r0);
+  a.xr_off = static_cast<int>(r0 + kBarBytes + static_cast<size_t>(a.stages) * sb);
+  const size_t smem0 = r0 + (a.stages > 0 ? kBarBytes + static_cast<size_t>(a.stages) * sb + pre : 0) +
+                       (xr ? xpad + static_cast<size_t>(a.stages) * sbx : 0);
+  a.dl_off = static_cast<int>(smem0);  // (a multiple of 16 bytes: every part above is)
+  const size_t smem = smem0 + dlb;
+  if (warps < 1 || warps > 31 || (warps + 1 + kExcWarps) * 32 > MAXT || a.cs < 1 || a.cs > 16 || a.gpw < 1 || a.gpw > 112 ||
+      (a.gpw > 1 && a.stages < 1) || (a.cs > 1 && (a.ws == nullptr || a.cnt == nullptr)))
+    throw Error(fmt::format("solgemm: skinny launch: bad layout rt_cta={} wk={} gpw={} cs={} (x and partials {} B + "
+                            "one ring stage of {} B > {} B of shared memory per CTA, or more than {} warps)",
+                            a.rt_cta, a.wk, a.gpw, a.cs, r0, sb, budget, MAXT / 32 - 1 - kExcWarps));
   const WsNeed need = ws_need(a.m, a.rows, a.rt_cta, a.cs, NT);
   if (need.floats > a.ws_cap || need.counters > a.cnt_cap)
     throw Error(fmt::format("solgemm: skinny launch: split-K workspace too small ({} floats, {} counters needed; {}, "
                             "{} allocated: PrepareOptions::max_m?)", need.floats, need.counters, a.ws_cap, a.cnt_cap));
   const unsigned threads = static_cast<unsigned>((warps + 1 + kExcWarps) * 32);
-  // Max active clusters of cs CTAs of a kernel at this shared memory and block size: asked once, then cached.
-  auto clusters_fit = [&](auto kernel_fn, size_t smem_b, bool with_xr) {
-    LaunchCfg ccfg(grid, static_cast<int>(threads), smem_b, nullptr, false, a.cs);
-    static std::mutex mu;
-    static std::map<std::tuple<size_t, unsigned, int, bool>, int> fits;  // (smem, threads, cs, x ring) -> clusters
-    std::lock_guard<std::mutex> lock(mu);
-    const auto key = std::make_tuple(smem_b, threads, a.cs, with_xr);
-    auto it = fits.find(key);
-    if (it != fits.end()) return it->second;
-    RelaxedCapture relaxed;
-    int max_clusters = 0;
-    if (cudaOccupancyMaxActiveClusters(&max_clusters, kernel_fn, &ccfg.lc) != cudaSuccess) {
-      cudaGetLastError();
-      max_clusters = 0;
-    }
-    fits.emplace(key, max_clusters);
-    return max_clusters;
-  };
-  const int64_t grid_ctas = static_cast<int64_t>(grid.x) * grid.y;
   if constexpr (kXrOk) {
-    if (xr) {
-      if (a.stages < 1) throw Error("solgemm: skinny launch: x through the ring needs a ring");
-      if (a.cs == 1) {  // no split K: no cluster, no workspace
-        skinny_kernel<Src, NT, MAXT, MINB, false, kBench, true><<<grid, threads, smem, stream>>>(a, xm);
-        check(cudaGetLastError(), "skinny launch (x ring)");
-        return;
-      }
-      // Split K with x through the ring: only as clusters (the reduction through distributed shared memory);
-      // where the grid does not fit as clusters, x is staged instead (below).
-      auto kern_xc = skinny_kernel<Src, NT, MAXT, MINB, true, kBench, true>;
-      if (a.cs <= 8 && a.allow_cluster &&
-          static_cast<int64_t>(clusters_fit(kern_xc, smem, true)) * a.cs >= grid_ctas) {
-        LaunchCfg ccfg(grid, static_cast<int>(threads), smem, stream, false, a.cs);
-        check(cudaLaunchKernelEx(&ccfg.lc, kern_xc, a, xm), "skinny cluster launch (x ring)");
-        return;
-      }
-      xr = false;
-      smem = lay_out(false);
+    if (xr) {  // (no split K: no cluster, no workspace)
+      if (a.stages < 1 || a.cs != 1) throw Error("solgemm: skinny launch: x through the ring needs a ring and cs = 1");
+      skinny_kernel<Src, NT, MAXT, MINB, false, kBench, true><<<grid, threads, smem, stream>>>(a, xm);
+      check(cudaGetLastError(), "skinny launch (x ring)");
+      return;
     }
   }
   // Split K with cs <= 8: if the whole grid fits on the GPU at once as clusters of cs CTAs, reduce through
   // distributed shared memory instead of the workspace (no global round trips). The answer depends on the
   // kernel, its shared memory, the block and cluster size: asked once, then cached.
   if (a.cs > 1 && a.cs <= 8 && a.allow_cluster) {
-    if (static_cast<int64_t>(clusters_fit(kern_c, smem, false)) * a.cs >= grid_ctas) {
-      LaunchCfg ccfg(grid, static_cast<int>(threads), smem, stream, false, a.cs);
-      check(cudaLaunchKernelEx(&ccfg.lc, kern_c, a, xm), "skinny cluster launch");
+    LaunchCfg ccfg(grid, static_cast<int>(threads), smem, nullptr, false, a.cs);  // (stream set for the launch only)
+    cudaLaunchConfig_t& lc = ccfg.lc;
+    static std::mutex mu;
+    static std::map<std::tuple<size_t, unsigned, int>, int> fits;  // (smem, threads, cs) -> max active clusters
+    int max_clusters = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      const auto key = std::make_tuple(smem, threads, a.cs);
+      auto it = fits.find(key);
+      if (it == fits.end()) {
+        RelaxedCapture relaxed;
+        if (cudaOccupancyMaxActiveClusters(&max_clusters, kern_c, &lc) != cudaSuccess) {
+          cudaGetLastError();
+          max_clusters = 0;
+        }
+        fits.emplace(key, max_clusters);
+      } else {
+        max_clusters = it->second;
+      }
+    }
+    if (static_cast<int64_t>(max_clusters) * a.cs >= static_cast<int64_t>(grid.x) * grid.y) {
+      lc.stream = stream;
+      check(cudaLaunchKernelEx(&lc, kern_c, a, xm), "skinny cluster launch");
       return;
     }
   }
