@@ -358,6 +358,10 @@ constexpr SkinnyWin kSkinnyWins[] = {
      "fastest layout at m = 1 / 8 / 16, 14.3 / 14.7 / 14.9 us (4 row tiles per CTA at m = 1: 14.8) against cuBLAS 17.6-17.8; "
      "skinny_bench s17-xring5: 15.3 / 15.1 / 15.6 / 15.6 us at m = 3 / 8 / 13 / 16 against 17.0 / 17.0 / 17.8 / 17.6 for "
      "the 4-way split-K layout before it; the same K order)"},
+    {8192, 4096, 17, 32, {1, 4, 4, 16},
+     "unpooler (all rows) 17<=m<=32: no split (4 row tiles x 4 k warps, 128 CTAs, 1 per SM), x through the ring at n_tiles "
+     "4 with the first group and its x by plain loads (perf-notes step 128, tuning/2026-11-30_h200_s24-direct0-xring.md: "
+     "17.89 us at m = 32 against the tuned cuBLASLt 18.24 and cuBLAS 18.21; the same K order as 1..16)"},
     {1024, 4096, 1, 8, {8, 3, 2, 4},
      "unpooler slice (1024 rows) m<=8 (m<=2: simt first): 3 row tiles x 2 k warps, 176 CTAs (2 per SM), 8-way split as "
      "clusters of 8 (tune_plan after the exception warp, tuning/2026-11-30_h200_s21-excwarp-slice.md: 5.38 / 5.28 / "

@@ -526,7 +526,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   // its one group below.) The producer's first bulk copies go out ~1.5 us after entry and land ~1 us later
   // (perf-notes step 44); plain loads issued at entry land with x, ~1 us after entry (steps 49, 50).
   constexpr bool kFirstOk = first_group_ok<Src, NT, MAXT>();
-  const int d0 = (kFirstOk && S > 0 && !kXR) ? a.direct0 : 0;
+  const int d0 = (kFirstOk && S > 0 && (!kXR || Src::kTerms == 1)) ? a.direct0 : 0;
   constexpr bool kRegFirst = Src::kTerms == 1;
   const int pre_off = ring_off + S * warps * kSlot;  // (multi-term policies: the first group's slots)
   // Lane's 16 bytes of chunk c of term t of the warp's first group.
@@ -541,6 +541,22 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
 #pragma unroll
       for (int c = 0; c < Src::kLoads / T; ++c) bd[t * (Src::kLoads / T) + c] = ld_stream16(first_src(t, c));
   };
+  // x through the ring with the first group by plain loads (kXR, d0): that group's x columns, every k warp's box of
+  // 8 NT tokens x 64 k, come by cp.async at entry into region 0 (the partials' region, free until the loop ends), in
+  // the ring's swizzled box layout (16-byte chunk c of token row r at r 128 + (c ^ (r & 7)) 16; tokens past m and k
+  // past K zero-filled), waited for with a barrier of the compute warps before the first group (perf-notes step 128).
+  if constexpr (kXR) {
+    if (d0 && warp < warps) {
+      const uint32_t x0 = smem_u32(smem);
+      for (int u = threadIdx.x; u < a.wk * 64 * NT; u += warps * 32) {
+        const int kwb = u / (64 * NT), r = (u >> 3) % (8 * NT), c = u & 7;
+        const int tok = tok0 + r, kg = (crank * a.wk + kwb) * a.gpw * 64 + c * 8;
+        const bool ok = tok < a.m && kg + 8 <= a.k;
+        cp_async16(x0 + static_cast<uint32_t>(kwb * NT * 1024 + r * 128 + ((c ^ (r & 7)) << 4)),
+                   ok ? a.x + static_cast<int64_t>(tok) * a.k + kg : a.x, ok ? 16 : 0);
+      }
+    }
+  }
   // (Dec12) the exception warp's first loads, at entry
   ExcBounds eb;
   if constexpr (Src::kExc) {
@@ -761,6 +777,10 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
     asm volatile("cp.async.wait_all;\n" ::: "memory");
     if (warp < warps) asm volatile("bar.sync 1, %0;\n" ::"r"(nthr_c) : "memory");  // x staged
   }
+  if (kXR && d0 && warp < warps) {  // the first group's x boxes (above)
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+    asm volatile("bar.sync 1, %0;\n" ::"r"(nthr_c) : "memory");
+  }
   if (trace && threadIdx.x == 0) stamp(trace, 1);
   // 4. The exception warp (Dec12; the CTA's last warp, after the producer): the corrections of the CTA's partial,
   //    in shared memory before the main loop ends (see the top of this file).
@@ -813,7 +833,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
         }
         if (n > 0) {
           if constexpr (kRegFirst) {
-            group(bd, xrow, [] {});
+            group(bd, kXR ? smem_u32(smem) + static_cast<uint32_t>(kw * NT * 1024 + (lane & 7) * 128) : xrow, [] {});
           } else {
             const uint8_t* pre = smem + pre_off + warp * kSlot;
             uint4 b[Src::kLoads];
@@ -1252,13 +1272,15 @@ void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr) {
   constexpr int kExcWarps = exc_warps<Src>();
   // (Dec12) the exception warp's corrections dp, dw: two floats per element of the CTA's tile, at the end
   const size_t dlb = kExcWarps ? static_cast<size_t>(a.rt_cta) * NT * 128 * 2 * sizeof(float) : 0;
-  const size_t r0 = xr ? partial_bytes<NT>(a) : region0_bytes<NT>(a), sb = stage_bytes<Src>(a);
+  // Every warp's first group by plain loads at entry, the ring carries the rest (perf-notes steps 49, 50, 55; which
+  // variants: first_group_ok); with x through the ring, one-term sources only, that group's x boxes by cp.async into
+  // region 0 (perf-notes step 128).
+  a.direct0 = (a.gpw >= 2 && !a.direct0_off && (!xr || Src::kTerms == 1) && first_group_ok<Src, NT, MAXT>()) ? 1 : 0;
+  const size_t x0b = xr && a.direct0 ? static_cast<size_t>(a.wk) * NT * 1024 : 0;
+  const size_t r0 = xr ? std::max(partial_bytes<NT>(a), x0b) : region0_bytes<NT>(a), sb = stage_bytes<Src>(a);
   size_t budget = smem_budget(MINB);
   // kXR: per stage, every k warp's x box (8 NT tokens x 128 bytes), after the weight ring (+ 1 KB to align it).
   const size_t sbx = xr ? static_cast<size_t>(a.wk) * NT * 1024 : 0, xpad = xr ? 1024 : 0;
-  // Every warp's first group by plain loads at entry, the ring carries the rest (perf-notes steps 49, 50, 55; which
-  // variants: first_group_ok; not with x through the ring: its x would come after).
-  a.direct0 = (a.gpw >= 2 && !a.direct0_off && !xr && first_group_ok<Src, NT, MAXT>()) ? 1 : 0;
   const size_t pre = (a.direct0 && Src::kTerms > 1) ? sb : 0;  // multi-term: the first group's slots after the ring
   const int cap = std::min(kMaxStages, a.max_stages < kMaxStages ? a.max_stages : xr ? kXRingStages : kMaxStages);
   const int want = std::max(1, std::min(std::min(a.gpw, a.k_groups) - a.direct0, cap));
