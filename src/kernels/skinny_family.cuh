@@ -481,10 +481,11 @@ __device__ __forceinline__ void exception_warp(const Args& a, uint8_t* smem, Exc
 
 // kCluster: the cs CTAs of a tile are one thread-block cluster and reduce through distributed shared memory
 // (a separate instantiation, so that the workspace variant keeps its register allocation).
-// kXR: x through the ring (one-term sources, n_tiles <= 2, or 4 at one CTA per SM; no split K): instead of staging the CTA's whole k range of
-// x before the loop (x of m tokens x K at cs = 1: 128 KB at m = 8 for K = 8192), the producer copies, with each
-// stage's weight groups, every k warp's x box of that group (TMA, `xmap`: 64 k x 8 NT tokens, 128B swizzle, tokens
-// past m zero-filled) into an x ring beside the weight ring; the compute warps read it with swizzled ldmatrix rows
+// kXR: x through the ring (one-term sources, n_tiles <= 2, or 4 at one CTA per SM; no split K): instead of staging
+// the CTA's whole k range of x before the loop (x of m tokens x K at cs = 1: 128 KB at m = 8 for K = 8192), the
+// producer copies, with each stage's weight groups, every k warp's x box of that group (TMA, `xmap`: 64 k x 8 NT
+// tokens, 128B swizzle, tokens past m zero-filled) into an x ring beside the weight ring (the first group and its x
+// boxes come at entry instead, by plain loads and cp.async); the compute warps read it with swizzled ldmatrix rows
 // and release the stage after the group. The groups, their order and the sums are the same: bitwise the same output.
 template <class Src, int NT, int MAXT, int MINB, bool kCluster, int kBench, bool kXR = false>
 __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const __grid_constant__ CUtensorMap xmap) {
@@ -1174,11 +1175,12 @@ inline size_t stage_bytes(const Args& a) { return static_cast<size_t>(a.rt_cta *
 
 // x through the ring (skinny_kernel's kXR): one-term sources (the skinny launches; the router's are two-term and never
 // ask), n_tiles <= 2 (or 4 in a 1-per-SM CTA: xring_variant), no split K, a ring (gpw >= 2), x readable by TMA
-// (xvec). The launcher's rule (perf-notes step 96): where the staged x would take more than 12 KB in a CTA of the 2-per-SM variant (its per-thread copies of x,
-// every CTA's, land late and hold the first group back: the unpooler's 2 x 4 x 16 layout at m = 3 17.6 us staged,
-// 15.3 through the ring) or more than 40 KB in a 1-per-SM CTA (where the single producer's slower release costs more:
-// the pooler's 2 x 8 x 16 layout at m = 1 15.3 us staged, 17.2 through the ring). a.xring_req: 1 = always where it
-// applies, -1 = never. The caller builds the tensor map of x when it says yes.
+// (xvec). The launcher's rule (perf-notes step 96): where the staged x would take more than 12 KB in a CTA of the
+// 2-per-SM variant (its per-thread copies of x, every CTA's, land late and hold the first group back: the unpooler's
+// 2 x 4 x 16 layout at m = 3 17.6 us staged, 15.3 through the ring) or more than 40 KB in a 1-per-SM CTA (where the
+// single producer's slower release costs more: the pooler's 2 x 8 x 16 layout at m = 1 15.3 us staged, 17.2 through
+// the ring; step 128's first group at entry did not change that: tuning/2026-11-30_h200_s24-xring-o-pooler12.md).
+// a.xring_req: 1 = always where it applies, -1 = never. The caller builds the tensor map of x when it says yes.
 // The variants compiled with x through the ring: one-term sources at n_tiles 1, 2, and at n_tiles 4 (17..32 tokens:
 // the staged x of a whole-K CTA, 32 tokens x K, cannot fit) in the 1-CTA-per-SM variant (the 2-CTA one holds at most
 // 6 compute warps at n_tiles 4).
