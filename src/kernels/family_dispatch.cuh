@@ -34,11 +34,12 @@ inline void apply_bench_knobs(Args& a, const View& w) {
 // ---- skinny (packed12 / packed16) ---------------------------------------------------------------------------
 // Register budgets (ptxas, no spills; compute warps + the producer warp, + the exception warp for Dec12, which then has
 // one compute warp less): n_tiles 1, 2 fit 64 registers: 2 CTAs of <= 15 + 1 warps or 1 CTA of <= 31 + 1 share an
-// SM; n_tiles 4 needs ~80-96: 2 CTAs of <= 7 + 1 or 1 of <= 18 + 1. m > 32 runs as 32-token chunks (grid y; the weights of the second chunk come from L2).
+// SM; n_tiles 4 needs ~80-96: 2 CTAs of <= 7 + 1 or 1 of <= 18 + 1. m > 32 runs as 32-token chunks (grid y; the
+// weights of the second chunk come from L2).
 // A grid of at most one CTA per SM takes the 1-CTA variant (the whole shared memory for the weight ring).
 // Whether a launch takes the 2-CTA-per-SM variant: at most WARPS2 compute warps and more CTAs than SMs.
-constexpr int kWarps2Small = 15;  // (n_tiles 1, 2)
-constexpr int kWarps2Nt4 = 7;     // (n_tiles 4)
+// WARPS2 of the 2-CTA variant at n_tiles nt (the exception warp included).
+constexpr int warps2_of(int nt) { return nt == 4 ? 7 : 15; }
 inline bool two_per_sm(const Args& a, int nt, int warps2) {
   const dim3 g = grid_of(a, nt);
   return warps2 > 0 && a.rt_cta * a.wk <= warps2 && static_cast<int64_t>(g.x) * g.y > sm_count();
@@ -57,11 +58,11 @@ void skinny_nt(const Args& a, cudaStream_t stream, const CUtensorMap* xmap) {
 template <class Src, int kBench>
 void skinny_src(const Config& cfg, const Args& a, cudaStream_t stream, const CUtensorMap* xmap) {
   switch (cfg.n_tiles) {
-    case 1: skinny_nt<Src, 1, kWarps2Small, 31, kBench>(a, stream, xmap); return;
-    case 2: skinny_nt<Src, 2, kWarps2Small, 31, kBench>(a, stream, xmap); return;
+    case 1: skinny_nt<Src, 1, warps2_of(1), 31, kBench>(a, stream, xmap); return;
+    case 2: skinny_nt<Src, 2, warps2_of(2), 31, kBench>(a, stream, xmap); return;
     case 4:  // (the 1-CTA variant one warp wider with the exception warp: 18 compute warps either way, the qkv_gate
              // 9 x 2 layout among them)
-      skinny_nt<Src, 4, kWarps2Nt4, 18 + exc_warps<Src>(), kBench>(a, stream, xmap);
+      skinny_nt<Src, 4, warps2_of(4), 18 + exc_warps<Src>(), kBench>(a, stream, xmap);
       return;
     default: break;
   }
@@ -96,8 +97,7 @@ void skinny_dispatch(const Config& cfg, const PackedView& w, const __nv_bfloat16
   // k warp's box of a stage by one TMA; else one per k warp).
   CUtensorMap xm;
   const CUtensorMap* xmap = nullptr;
-  const int warps2 = (cfg.n_tiles == 4 ? kWarps2Nt4 : kWarps2Small) -
-                     (w.bits12 ? exc_warps<Dec12>() : exc_warps<Raw16>());  // (as skinny_nt decides)
+  const int warps2 = warps2_of(cfg.n_tiles) - (w.bits12 ? exc_warps<Dec12>() : exc_warps<Raw16>());  // (as skinny_nt)
   if (use_xring(a, cfg.n_tiles, two_per_sm(a, cfg.n_tiles, warps2))) {
     a.x4d = whole_runs(a) ? 1 : 0;
     xm = a.x4d ? xtma_map(a, cfg.n_tiles) : bf16_tensor_map(x, w.k, m, 64, 8 * cfg.n_tiles, "skinny: x");
