@@ -352,16 +352,13 @@ constexpr SkinnyWin kSkinnyWins[] = {
      "pooler 17<=m<=32: no split (2 row tiles x 8 k warps, whole K per CTA, 128 CTAs, 1 per SM), x through the ring at "
      "n_tiles 4 (perf-notes step 124; tune_plan (tuning/2026-11-30_h200_s24-xring4.md): 18.1 / 18.1 / 18.3 us at m = 17 / "
      "24 / 32 against the tuned cuBLASLt 18.6 / 18.6 / 18.7 and cuBLAS 20.5-21.3; the same K order as 1..16)"},
-    {8192, 4096, 1, 16, {1, 2, 4, 16},
-     "unpooler (all rows) m<=16: no split (2 row tiles x 4 k warps, 256 CTAs, 2 per SM), x through the ring from 3 tokens "
+    {8192, 4096, 1, 32, {1, 2, 4, 16},
+     "unpooler (all rows) m<=32: no split (2 row tiles x 4 k warps, 256 CTAs, 2 per SM), x through the ring from 3 tokens "
      "(perf-notes steps 96, 111; tune_plan after the exception warp, tuning/2026-11-30_h200_s21-excwarp-unpooler.md: the "
-     "fastest layout at m = 1 / 8 / 16, 14.3 / 14.7 / 14.9 us (4 row tiles per CTA at m = 1: 14.8) against cuBLAS 17.6-17.8; "
-     "skinny_bench s17-xring5: 15.3 / 15.1 / 15.6 / 15.6 us at m = 3 / 8 / 13 / 16 against 17.0 / 17.0 / 17.8 / 17.6 for "
-     "the 4-way split-K layout before it; the same K order)"},
-    {8192, 4096, 17, 32, {1, 4, 4, 16},
-     "unpooler (all rows) 17<=m<=32: no split (4 row tiles x 4 k warps, 128 CTAs, 1 per SM), x through the ring at n_tiles "
-     "4 with the first group and its x by plain loads (perf-notes step 128, tuning/2026-11-30_h200_s24-direct0-xring.md: "
-     "17.89 us at m = 32 against the tuned cuBLASLt 18.24 and cuBLAS 18.21; the same K order as 1..16)"},
+     "fastest layout at m = 1 / 8 / 16, 14.3 / 14.7 / 14.9 us (4 row tiles per CTA at m = 1: 14.8) against cuBLAS 17.6-17.8); "
+     "at 17..32 tokens the 2-CTA x-ring variant at n_tiles 4 with boxes of m rows (perf-notes steps 131, 132, "
+     "tuning/2026-11-30_h200_s25-xring4-2cta.md: 15.9 / 15.7 / 16.1 us at m = 17 / 24 / 32 against 17.5-17.8 for 4 row tiles "
+     "per CTA at one per SM and the tuned cuBLASLt 17.7-18.1): one layout, one K order over 1..32"},
     {1024, 4096, 1, 8, {8, 3, 2, 4},
      "unpooler slice (1024 rows) m<=8 (m<=2: simt first): 3 row tiles x 2 k warps, 176 CTAs (2 per SM), 8-way split as "
      "clusters of 8 (tune_plan after the exception warp, tuning/2026-11-30_h200_s21-excwarp-slice.md: 5.38 / 5.28 / "

@@ -356,8 +356,8 @@ TEST(Skinny, SplitWorkspaceReuse) {
 // x through the ring (skinny_family.cuh kXR, perf-notes step 96) against x staged, on the family's own launcher:
 // bitwise the same outputs (same groups, same order) where staged x fits beside the ring, every output written, the
 // FP64 reference's error, for the plan's no-split layouts, one with a run that is not whole (K = 4160: 65 groups under
-// 4 x 17, one 2-D x box per k warp), rows < N, 1..32 tokens (n_tiles 4: the 1-CTA-per-SM variant; staged x of a
-// whole-K CTA does not fit there).
+// 4 x 17, one 2-D x box per k warp), rows < N, 1..32 tokens (n_tiles 4: the 1-CTA-per-SM variant, and the 2-CTA one
+// for the 2 x 4 x 16 layout of 8192 rows; staged x of a whole-K CTA does not fit there).
 TEST(Skinny, XRingEqualsStagedX) {
   SOLGEMM_REQUIRE_GPU();
   const uint64_t seed = solgemm::testing::test_seed(0x4A1Bu);
@@ -417,6 +417,67 @@ TEST(Skinny, XRingEqualsStagedX) {
         EXPECT_LE(skt::rel_l2(o[j], href, s.rows, 0, m), 1e-2) << (j ? "x ring" : "x staged");
       }
       if (!o[0].empty()) EXPECT_TRUE(o[0] == o[1]) << "x through the ring differs from x staged";
+    }
+  }
+}
+
+// The x ring's boxes hold m token rows where one chunk holds all m < 8 n_tiles tokens (perf-notes step 132): the slot
+// rows past m keep whatever an earlier launch left there. Their MMA columns must never reach the output: a launch at
+// 32 tokens of NaN x first, then m = 1 / 3 / 9 / 17 / 24 tokens of real x, bitwise equal to the same call after a launch
+// of finite x, finite, and nothing written past m x rows (the 1-CTA and the 2-CTA variants at n_tiles 4, and 1, 2).
+TEST(Skinny, XRingStaleRowsNeverReachOutput) {
+  SOLGEMM_REQUIRE_GPU();
+  const uint64_t seed = solgemm::testing::test_seed(0x5A1Eu);
+  struct S {
+    int64_t n, k;
+    int rt, wk, gpw;
+  };
+  for (const S s : {S{8192, 4096, 2, 4, 16}, S{4096, 8192, 2, 8, 16}, S{4096, 8192, 1, 8, 16}}) {
+    SCOPED_TRACE(std::to_string(s.n) + "x" + std::to_string(s.k) + " rt" + std::to_string(s.rt) + " " + skt::seed_msg(seed));
+    Dev<__nv_bfloat16> dw(static_cast<size_t>(s.n * s.k));
+    skt::gen_bf16<<<2048, 256>>>(dw.p, s.n * s.k, seed + static_cast<uint64_t>(s.n), 0.02f);
+    SKT_CK(cudaDeviceSynchronize());
+    const std::vector<uint16_t> hw =
+        Dev<uint16_t>::get_from(reinterpret_cast<uint16_t*>(dw.p), static_cast<size_t>(s.n * s.k));
+    const solgemm::format::Packed pk = solgemm::format::encode_bf16(hw.data(), s.n, s.k);
+    Dev<uint8_t> data(pk.data.size());
+    Dev<uint32_t> off(pk.exc_off.size()), exc(std::max<size_t>(pk.exc.size(), 1)), blk(std::max<size_t>(pk.exc.size(), 1));
+    SKT_CK(cudaMemcpy(data.p, pk.data.data(), pk.data.size(), cudaMemcpyHostToDevice));
+    SKT_CK(cudaMemcpy(off.p, pk.exc_off.data(), pk.exc_off.size() * 4, cudaMemcpyHostToDevice));
+    SKT_CK(cudaMemcpy(exc.p, pk.exc.data(), pk.exc.size() * 4, cudaMemcpyHostToDevice));
+    SKT_CK(cudaMemcpy(blk.p, solgemm::format::exception_blocks(pk).data(), pk.exc.size() * 4, cudaMemcpyHostToDevice));
+    solgemm::kernels::PackedView v = solgemm::kernels::packed_view(pk, data.p, off.p, exc.p, blk.p);
+    v.xring = 1;
+    constexpr int kMaxM = 32;
+    Dev<__nv_bfloat16> x(static_cast<size_t>(kMaxM * s.k)), xnan(static_cast<size_t>(kMaxM * s.k));
+    skt::gen_bf16<<<1024, 256>>>(x.p, kMaxM * s.k, seed + 11, 1.0f);
+    SKT_CK(cudaMemset(xnan.p, 0xFF, static_cast<size_t>(kMaxM * s.k) * 2));  // 0xFFFF: a BF16 NaN
+    const size_t total = static_cast<size_t>(kMaxM * s.n + kGuard);
+    Dev<uint16_t> out(total);
+    auto call = [&](const __nv_bfloat16* xp, int m, std::vector<uint16_t>* res) {
+      const solgemm::Config cfg = solgemm::layout_config(1, s.rt, s.wk, s.gpw, m <= 8 ? 1 : m <= 16 ? 2 : 4);
+      SKT_CK(cudaMemset(out.p, 0xFF, total * 2));
+      solgemm::kernels::launch_skinny(cfg, v, xp, m, reinterpret_cast<__nv_bfloat16*>(out.p), s.n, nullptr);
+      SKT_CK(cudaDeviceSynchronize());
+      if (res) *res = out.get();
+    };
+    for (int m : {1, 3, 9, 17, 24}) {
+      SCOPED_TRACE("m=" + std::to_string(m));
+      const int prev = m <= 8 ? 8 : m <= 16 ? 16 : 32;  // (the same variant, so the same slots)
+      std::vector<uint16_t> clean, after_nan;
+      call(x.p, prev, nullptr);
+      call(x.p, m, &clean);
+      call(xnan.p, prev, nullptr);
+      call(x.p, m, &after_nan);
+      ASSERT_EQ(clean.size(), total);
+      ASSERT_EQ(after_nan.size(), total);
+      const size_t used = static_cast<size_t>(m) * s.n;
+      size_t bad = 0, guard_bad = 0;
+      for (size_t i = 0; i < used; ++i) bad += !skt::finite(after_nan[i]);
+      for (size_t i = used; i < total; ++i) guard_bad += after_nan[i] != 0xFFFF;
+      EXPECT_EQ(bad, 0u) << "NaN/Inf in out after a NaN launch";
+      EXPECT_EQ(guard_bad, 0u) << "written past m x rows";
+      EXPECT_TRUE(clean == after_nan) << "the rows past m of a box reached the output";
     }
   }
 }

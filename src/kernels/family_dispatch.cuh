@@ -4,6 +4,7 @@
 // kTraceOnly, whose kernels are the library's plus the timeline and ring-trace stamps (skinny_family.cuh).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 
 #include "kernels.hpp"
@@ -28,18 +29,19 @@ inline void apply_bench_knobs(Args& a, const View& w) {
   a.direct0_off = w.no_direct0 ? 1 : 0;
   if constexpr (std::is_same_v<View, PackedView>) {
     a.xring_req = w.xring;
+    a.xbox_req = w.xbox;
   }
 }
 
 // ---- skinny (packed12 / packed16) ---------------------------------------------------------------------------
 // Register budgets (ptxas, no spills; compute warps + the producer warp, + the exception warp for Dec12, which then has
 // one compute warp less): n_tiles 1, 2 fit 64 registers: 2 CTAs of <= 15 + 1 warps or 1 CTA of <= 31 + 1 share an
-// SM; n_tiles 4 needs ~80-96: 2 CTAs of <= 7 + 1 or 1 of <= 18 + 1. m > 32 runs as 32-token chunks (grid y; the
+// SM; n_tiles 4 needs ~87-94 (cap 102): 2 CTAs of <= 9 + 1 or 1 of <= 18 + 1. m > 32 runs as 32-token chunks (grid y; the
 // weights of the second chunk come from L2).
 // A grid of at most one CTA per SM takes the 1-CTA variant (the whole shared memory for the weight ring).
 // Whether a launch takes the 2-CTA-per-SM variant: at most WARPS2 compute warps and more CTAs than SMs.
 // WARPS2 of the 2-CTA variant at n_tiles nt (the exception warp included).
-constexpr int warps2_of(int nt) { return nt == 4 ? 7 : 15; }
+constexpr int warps2_of(int nt) { return nt == 4 ? 9 : 15; }
 inline bool two_per_sm(const Args& a, int nt, int warps2) {
   const dim3 g = grid_of(a, nt);
   return warps2 > 0 && a.rt_cta * a.wk <= warps2 && static_cast<int64_t>(g.x) * g.y > sm_count();
@@ -98,9 +100,18 @@ void skinny_dispatch(const Config& cfg, const PackedView& w, const __nv_bfloat16
   CUtensorMap xm;
   const CUtensorMap* xmap = nullptr;
   const int warps2 = warps2_of(cfg.n_tiles) - (w.bits12 ? exc_warps<Dec12>() : exc_warps<Raw16>());  // (as skinny_nt)
-  if (use_xring(a, cfg.n_tiles, two_per_sm(a, cfg.n_tiles, warps2))) {
-    a.x4d = whole_runs(a) ? 1 : 0;
-    xm = a.x4d ? xtma_map(a, cfg.n_tiles) : bf16_tensor_map(x, w.k, m, 64, 8 * cfg.n_tiles, "skinny: x");
+  const bool two = two_per_sm(a, cfg.n_tiles, warps2);
+  if (use_xring(a, cfg.n_tiles, two)) {
+    // The boxes (perf-notes step 132): one 4-D box of 8 n_tiles token rows per stage (every k warp's box; tokens past m
+    // zero-filled by TMA), or, in the 2-CTA variant with at most 4 k warps when one chunk holds all m < 8 n_tiles tokens,
+    // one 2-D box of exactly m rows per k warp: there the zero fill slowed the stream by up to 4 us at 17 tokens, while
+    // 2-D boxes per k warp cost the 1-CTA variant and 8 k warps 1.3-2.8 us. The rows past m of a slot keep stale data;
+    // their MMA columns are independent of the stored ones and never stored (GPU test XRingStaleRowsNeverReachOutput).
+    const bool exact = two && a.wk <= 4 && m < 8 * cfg.n_tiles;
+    a.xbox_rows = (a.xbox_req == 0 ? exact : a.xbox_req == 2) ? static_cast<int>(std::min<int64_t>(m, 8 * cfg.n_tiles))
+                                                               : 8 * cfg.n_tiles;
+    a.x4d = whole_runs(a) && a.xbox_rows == 8 * cfg.n_tiles && a.xbox_req != 3 ? 1 : 0;
+    xm = a.x4d ? xtma_map(a, cfg.n_tiles) : bf16_tensor_map(x, w.k, m, 64, a.xbox_rows, "skinny: x");
     xmap = &xm;
   }
   if (w.bits12)

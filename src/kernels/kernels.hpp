@@ -142,6 +142,9 @@ struct PackedView {
   bool no_direct0 = false;           // bench only: the ring carries every group (skinny_family.cuh Args::direct0)
   int xring = 0;                     // x through the ring (skinny_family.cuh use_xring): 0 = the launcher's rule,
                                      // 1 = wherever it applies, -1 = never (bench A/B)
+  int xbox = 0;                      // the x ring's boxes (family_dispatch.cuh; bench A/B): 0 = the launcher's rule,
+                                     // 1 = one 4-D box of 8 n_tiles rows per stage where runs are whole, 2 = one 2-D box
+                                     // of min(m, 8 n_tiles) rows per k warp, 3 = one 2-D box of 8 n_tiles rows per k warp
 };
 
 // The view of a host-encoded matrix (format::encode_bf16) whose groups and exception tables were copied to the device

@@ -110,6 +110,9 @@ struct Args {
   int xr_off = 0;                    // kXR: shared-memory offset of the x ring (aligned up to 1024 B in the kernel)
   int x4d = 0;                       // kXR: x's map is xtma_map's (one TMA per stage for every k warp's box), else
                                      // bf16_tensor_map's (one 2-D box per k warp)
+  int xbox_req = 0;                  // PackedView::xbox (bench A/B; 0 in the library's calls)
+  int xbox_rows = 0;                 // kXR: token rows of a box (8 NT; the call's m where a single chunk holds fewer,
+                                     // so that no box row is out of bounds: perf-notes step 132)
 };
 
 // The launch arguments every policy shares (layout, x, out, split-K workspace), checked against the matrix:
@@ -738,7 +741,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
       if (lane == 0) {
         if (!(diag & 8192)) mbar_wait(bars + 8u * (S + q), pph ^ 1u);
         ring_stamp(trace, diag, i, 3);
-        mbar_arrive_expect_tx(bars + 8u * q, static_cast<uint32_t>(__popc(act) * kSlot + __popc(xact) * NT * 1024));
+        mbar_arrive_expect_tx(bars + 8u * q, static_cast<uint32_t>(__popc(act) * kSlot + __popc(xact) * a.xbox_rows * 128));
         if (i == d0 && trace && (diag & 2)) stamp(trace, 5);
       }
       __syncwarp();
@@ -1174,23 +1177,23 @@ template <class Src>
 inline size_t stage_bytes(const Args& a) { return static_cast<size_t>(a.rt_cta * a.wk) * Src::kLoads * 512; }
 
 // x through the ring (skinny_kernel's kXR): one-term sources (the skinny launches; the router's are two-term and never
-// ask), n_tiles <= 2 (or 4 in a 1-per-SM CTA: xring_variant), no split K, a ring (gpw >= 2), x readable by TMA
+// ask), n_tiles <= 4 (xring_variant), no split K, a ring (gpw >= 2), x readable by TMA
 // (xvec). The launcher's rule (perf-notes step 96): where the staged x would take more than 12 KB in a CTA of the
 // 2-per-SM variant (its per-thread copies of x, every CTA's, land late and hold the first group back: the unpooler's
 // 2 x 4 x 16 layout at m = 3 17.6 us staged, 15.3 through the ring) or more than 40 KB in a 1-per-SM CTA (where the
 // single producer's slower release costs more: the pooler's 2 x 8 x 16 layout at m = 1 15.3 us staged, 17.2 through
 // the ring; step 128's first group at entry did not change that: tuning/2026-11-30_h200_s24-xring-o-pooler12.md).
 // a.xring_req: 1 = always where it applies, -1 = never. The caller builds the tensor map of x when it says yes.
-// The variants compiled with x through the ring: one-term sources at n_tiles 1, 2, and at n_tiles 4 (17..32 tokens:
-// the staged x of a whole-K CTA, 32 tokens x K, cannot fit) in the 1-CTA-per-SM variant (the 2-CTA one holds at most
-// 6 compute warps at n_tiles 4).
+// The variants compiled with x through the ring: one-term sources at n_tiles 1, 2 and 4 (17..32 tokens: the staged x of
+// a whole-K CTA, 32 tokens x K, cannot fit), in both the 1-CTA and the 2-CTA-per-SM variants (the latter with up to 8
+// compute warps at n_tiles 4: the unpooler's 2 x 4 x 16 layout at 17..32 tokens, perf-notes step 131).
 template <class Src, int NT, int MINB>
-constexpr bool xring_variant() { return Src::kTerms == 1 && (NT <= 2 || (NT == 4 && MINB == 1)); }
+constexpr bool xring_variant() { return Src::kTerms == 1 && NT <= 4; }
 constexpr size_t kXRingMinBytes2 = 12 * 1024, kXRingMinBytes1 = 40 * 1024;
 // The x ring's depth (unless the bench caps it): 4 stages measured 0.3-0.4 us faster than the 5-6 that fit.
 constexpr int kXRingStages = 4;
 inline bool use_xring(const Args& a, int nt, bool two_per_sm) {
-  if (nt > 4 || (nt == 4 && two_per_sm) || a.cs != 1 || !a.xvec || a.gpw < 2 || a.xring_req < 0) return false;
+  if (nt > 4 || a.cs != 1 || !a.xvec || a.gpw < 2 || a.xring_req < 0) return false;
   const int k_cta = a.wk * a.gpw * 64;
   const size_t xb = nt == 1   ? x_smem_bytes<1>(k_cta, a.m)
                     : nt == 2 ? x_smem_bytes<2>(k_cta, a.m)
