@@ -339,9 +339,13 @@ constexpr SkinnyWin kSkinnyWins[] = {
      "qkv_gate 9<=m<=16: 5 row tiles x 2 k warps per CTA, 232 CTAs, 8-way split-K as clusters of 8 (tune_plan, perf-notes "
      "step 126: 11.07-11.58 / 11.33-11.62 / 11.14-11.52 us at m = 12 / 14 / 16 against 11.23-11.65 / 11.68-11.71 / "
      "11.62-11.87 for 6 row tiles and 11.58-11.94 at m = 16 for the 9-row-tile workspace layout before; cuBLAS 13.5-14.1)"},
-    {4096, 8192, 1, 2, {1, 2, 8, 16},
-     "pooler m<=2: no split (2 row tiles x 8 k warps, whole K per CTA; x of m tokens only): 15.7 / 16.4 us at m = 1 / 2 "
-     "against 16.7 / 17.0 split 8 ways and cuBLAS 20.7 / 20.3 (perf-notes step 43)"},
+    {4096, 8192, 1, 1, {1, 1, 8, 16},
+     "pooler m=1: no split (1 row tile x 8 k warps, whole K per CTA, 256 CTAs, 2 per SM), x of the one token staged "
+     "(tune_plan, perf-notes step 133, tuning/2026-11-30_h200_s25-pooler12.md, two runs: 14.37-14.59 us against "
+     "14.91-15.36 for 2 row tiles per CTA at one per SM and 15.26-15.33 with x through the ring; cuBLAS 20.9-21.0)"},
+    {4096, 8192, 2, 2, {1, 2, 8, 16},
+     "pooler m=2: no split (2 row tiles x 8 k warps, whole K per CTA, 128 CTAs; x of m tokens only): 15.0 us against "
+     "15.2-15.4 for 1 row tile per CTA (tune_plan, perf-notes step 133; 16.4 against 17.0 split 8 ways, step 43)"},
     {4096, 8192, 3, 16, {1, 1, 8, 16},
      "pooler 3<=m<=16: no split (1 row tile x 8 k warps, whole K per CTA, 256 CTAs, 2 per SM), x through the ring "
      "(perf-notes step 96; tune_plan (tuning/2026-11-30_h200_s17-xring-pooler-unpooler.md): the fastest layout at m = 3 / 8 / "

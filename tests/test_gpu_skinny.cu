@@ -212,9 +212,9 @@ TEST(Skinny, CodedDomainFallback16) {
   }
 }
 
-// The plan (no forced family) changes a shape's layout or x path with m inside its skinny range (the pooler: 2 row
-// tiles per CTA with x staged at m <= 2, 1 row tile with x through the ring at 3..16, 2 row tiles with x through the
-// ring at n_tiles 4 at 17..32; the unpooler: one layout, 2 row tiles per CTA, x staged at m <= 2, through the ring
+// The plan (no forced family) changes a shape's layout or x path with m inside its skinny range (the pooler: 1 row
+// tile per CTA with x staged at m = 1, 2 row tiles with x staged at m = 2, 1 row tile with x through the ring at
+// 3..16, 2 row tiles with x through the ring at n_tiles 4 at 17..32; the unpooler: one layout, 2 row tiles per CTA, x staged at m <= 2, through the ring
 // above, at 17..32 the 2-CTA n_tiles-4 variant with boxes of m rows, perf-notes steps 96, 111, 124, 128, 131, 132;
 // qkv_gate: 5 row tiles per CTA at 1..4 and 9..16 tokens, 6 at 5..8, tune_plan, step 126); the K order is the same, so
 // every row must come out bitwise equal at every m of the range, and within the FP64 bound.

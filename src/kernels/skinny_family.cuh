@@ -1178,7 +1178,7 @@ inline size_t stage_bytes(const Args& a) { return static_cast<size_t>(a.rt_cta *
 
 // x through the ring (skinny_kernel's kXR): one-term sources (the skinny launches; the router's are two-term and never
 // ask), n_tiles <= 4 (xring_variant), no split K, a ring (gpw >= 2), x readable by TMA
-// (xvec). The launcher's rule (perf-notes step 96): where the staged x would take more than 12 KB in a CTA of the
+// (xvec). The launcher's rule (perf-notes steps 96, 133): from 2 tokens, where the staged x would take more than 12 KB in a CTA of the
 // 2-per-SM variant (its per-thread copies of x, every CTA's, land late and hold the first group back: the unpooler's
 // 2 x 4 x 16 layout at m = 3 17.6 us staged, 15.3 through the ring) or more than 40 KB in a 1-per-SM CTA (where the
 // single producer's slower release costs more: the pooler's 2 x 8 x 16 layout at m = 1 15.3 us staged, 17.2 through
@@ -1198,7 +1198,9 @@ inline bool use_xring(const Args& a, int nt, bool two_per_sm) {
   const size_t xb = nt == 1   ? x_smem_bytes<1>(k_cta, a.m)
                     : nt == 2 ? x_smem_bytes<2>(k_cta, a.m)
                               : x_smem_bytes<4>(k_cta, a.m);
-  return a.xring_req > 0 || xb > (two_per_sm ? kXRingMinBytes2 : kXRingMinBytes1);
+  // (one token's row stays staged: the pooler's 1 x 8 x 16 layout at m = 1, 16 KB of x, 14.4-14.6 us staged against
+  // 15.3 through the ring, perf-notes step 133)
+  return a.xring_req > 0 || (xb > (two_per_sm ? kXRingMinBytes2 : kXRingMinBytes1) && a.m > 1);
 }
 // Whole runs: every k warp has gpw groups (gpw wk cs = k groups, K = 64 k groups): xtma_map applies.
 inline bool whole_runs(const Args& a) {
