@@ -19,6 +19,22 @@ using skt::Dev;
 using solgemm::format::bf16_to_f32;
 using solgemm::format::f32_to_bf16_rn;
 
+// A host-encoded matrix (format::encode_bf16) copied to the device, and its view for the family's own launches.
+struct DevPacked {
+  Dev<uint8_t> data;
+  Dev<uint32_t> off, exc, blk;
+  solgemm::kernels::PackedView view;
+  explicit DevPacked(const solgemm::format::Packed& pk)
+      : data(pk.data.size()), off(pk.exc_off.size()), exc(std::max<size_t>(pk.exc.size(), 1)),
+        blk(std::max<size_t>(pk.exc.size(), 1)) {
+    data.put(pk.data);
+    off.put(pk.exc_off);
+    exc.put(pk.exc);
+    blk.put(solgemm::format::exception_blocks(pk));
+    view = solgemm::kernels::packed_view(pk, data.p, off.p, exc.p, blk.p);
+  }
+};
+
 constexpr int64_t kGuard = 4096;
 constexpr int kMaxM = 64;
 
@@ -377,13 +393,9 @@ TEST(Skinny, XRingEqualsStagedX) {
         Dev<uint16_t>::get_from(reinterpret_cast<uint16_t*>(dw.p), static_cast<size_t>(s.n * s.k));
     const solgemm::format::Packed pk = solgemm::format::encode_bf16(hw.data(), s.n, s.k);
     ASSERT_EQ(pk.code, solgemm::format::Code::bits12);
-    Dev<uint8_t> data(pk.data.size());
-    Dev<uint32_t> off(pk.exc_off.size()), exc(std::max<size_t>(pk.exc.size(), 1)), blk(std::max<size_t>(pk.exc.size(), 1));
-    SKT_CK(cudaMemcpy(data.p, pk.data.data(), pk.data.size(), cudaMemcpyHostToDevice));
-    SKT_CK(cudaMemcpy(off.p, pk.exc_off.data(), pk.exc_off.size() * 4, cudaMemcpyHostToDevice));
-    SKT_CK(cudaMemcpy(exc.p, pk.exc.data(), pk.exc.size() * 4, cudaMemcpyHostToDevice));
-    SKT_CK(cudaMemcpy(blk.p, solgemm::format::exception_blocks(pk).data(), pk.exc.size() * 4, cudaMemcpyHostToDevice));
-    solgemm::kernels::PackedView v = solgemm::kernels::packed_view(pk, data.p, off.p, exc.p, blk.p);
+    const DevPacked dp(pk);
+    SKT_CK(cudaDeviceSynchronize());
+    solgemm::kernels::PackedView v = dp.view;
     constexpr int kMaxM = 32;
     Dev<__nv_bfloat16> x(static_cast<size_t>(kMaxM * s.k));
     skt::gen_bf16<<<1024, 256>>>(x.p, kMaxM * s.k, seed + 7, 1.0f);
@@ -441,13 +453,9 @@ TEST(Skinny, XRingStaleRowsNeverReachOutput) {
     const std::vector<uint16_t> hw =
         Dev<uint16_t>::get_from(reinterpret_cast<uint16_t*>(dw.p), static_cast<size_t>(s.n * s.k));
     const solgemm::format::Packed pk = solgemm::format::encode_bf16(hw.data(), s.n, s.k);
-    Dev<uint8_t> data(pk.data.size());
-    Dev<uint32_t> off(pk.exc_off.size()), exc(std::max<size_t>(pk.exc.size(), 1)), blk(std::max<size_t>(pk.exc.size(), 1));
-    SKT_CK(cudaMemcpy(data.p, pk.data.data(), pk.data.size(), cudaMemcpyHostToDevice));
-    SKT_CK(cudaMemcpy(off.p, pk.exc_off.data(), pk.exc_off.size() * 4, cudaMemcpyHostToDevice));
-    SKT_CK(cudaMemcpy(exc.p, pk.exc.data(), pk.exc.size() * 4, cudaMemcpyHostToDevice));
-    SKT_CK(cudaMemcpy(blk.p, solgemm::format::exception_blocks(pk).data(), pk.exc.size() * 4, cudaMemcpyHostToDevice));
-    solgemm::kernels::PackedView v = solgemm::kernels::packed_view(pk, data.p, off.p, exc.p, blk.p);
+    const DevPacked dp(pk);
+    SKT_CK(cudaDeviceSynchronize());
+    solgemm::kernels::PackedView v = dp.view;
     v.xring = 1;
     constexpr int kMaxM = 32;
     Dev<__nv_bfloat16> x(static_cast<size_t>(kMaxM * s.k)), xnan(static_cast<size_t>(kMaxM * s.k));
