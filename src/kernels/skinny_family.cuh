@@ -484,10 +484,11 @@ __device__ __forceinline__ void exception_warp(const Args& a, uint8_t* smem, Exc
 
 // kCluster: the cs CTAs of a tile are one thread-block cluster and reduce through distributed shared memory
 // (a separate instantiation, so that the workspace variant keeps its register allocation).
-// kXR: x through the ring (one-term sources, n_tiles <= 2, or 4 at one CTA per SM; no split K): instead of staging
+// kXR: x through the ring (one-term sources, n_tiles <= 4; no split K): instead of staging
 // the CTA's whole k range of x before the loop (x of m tokens x K at cs = 1: 128 KB at m = 8 for K = 8192), the
 // producer copies, with each stage's weight groups, every k warp's x box of that group (TMA, `xmap`: 64 k x 8 NT
-// tokens, 128B swizzle, tokens past m zero-filled) into an x ring beside the weight ring (the first group and its x
+// tokens, 128B swizzle, tokens past m zero-filled, or boxes of a.xbox_rows = m rows whose slot rows past m keep stale
+// data in MMA columns never stored: family_dispatch.cuh) into an x ring beside the weight ring (the first group and its x
 // boxes come at entry instead, by plain loads and cp.async); the compute warps read it with swizzled ldmatrix rows
 // and release the stage after the group. The groups, their order and the sums are the same: bitwise the same output.
 template <class Src, int NT, int MAXT, int MINB, bool kCluster, int kBench, bool kXR = false>
