@@ -1276,6 +1276,9 @@ void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr) {
   (void)attrs;
   const bool xr = kXrOk && xmap != nullptr;
   const CUtensorMap xm = xr ? *xmap : CUtensorMap{};
+  if (xr && (a.xbox_rows < 1 || a.xbox_rows > 8 * NT))  // (the stage's expected bytes count xbox_rows per box)
+    throw Error(fmt::format("solgemm: skinny launch: x box of {} token rows; expected 1..{} (set with the x map)",
+                            a.xbox_rows, 8 * NT));
   const int warps = a.rt_cta * a.wk;
   constexpr int kExcWarps = exc_warps<Src>();
   // (Dec12) the exception warp's corrections dp, dw: two floats per element of the CTA's tile, at the end
