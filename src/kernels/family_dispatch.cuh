@@ -42,9 +42,14 @@ inline void apply_bench_knobs(Args& a, const View& w) {
 // Whether a launch takes the 2-CTA-per-SM variant: at most WARPS2 compute warps and more CTAs than SMs.
 // WARPS2 of the 2-CTA variant at n_tiles nt (the exception warp included).
 constexpr int warps2_of(int nt) { return nt == 4 ? 9 : 15; }
-inline bool two_per_sm(const Args& a, int nt, int warps2) {
+// WARPS1 of the 1-CTA variant (the exception warp included for Dec12: 18 compute warps either way at n_tiles 4, the
+// qkv_gate 9 x 2 layout among them).
+template <class Src>
+constexpr int warps1_of(int nt) { return nt == 4 ? 18 + exc_warps<Src>() : 31; }
+// (sms: the GPU's SM count, the current device's unless given)
+inline bool two_per_sm(const Args& a, int nt, int warps2, int64_t sms = 0) {
   const dim3 g = grid_of(a, nt);
-  return warps2 > 0 && a.rt_cta * a.wk <= warps2 && static_cast<int64_t>(g.x) * g.y > sm_count();
+  return warps2 > 0 && a.rt_cta * a.wk <= warps2 && static_cast<int64_t>(g.x) * g.y > (sms > 0 ? sms : sm_count());
 }
 template <class Src, int NT, int WARPS2, int WARPS1, int kBench>
 void skinny_nt(const Args& a, cudaStream_t stream, const CUtensorMap* xmap) {
@@ -60,12 +65,9 @@ void skinny_nt(const Args& a, cudaStream_t stream, const CUtensorMap* xmap) {
 template <class Src, int kBench>
 void skinny_src(const Config& cfg, const Args& a, cudaStream_t stream, const CUtensorMap* xmap) {
   switch (cfg.n_tiles) {
-    case 1: skinny_nt<Src, 1, warps2_of(1), 31, kBench>(a, stream, xmap); return;
-    case 2: skinny_nt<Src, 2, warps2_of(2), 31, kBench>(a, stream, xmap); return;
-    case 4:  // (the 1-CTA variant one warp wider with the exception warp: 18 compute warps either way, the qkv_gate
-             // 9 x 2 layout among them)
-      skinny_nt<Src, 4, warps2_of(4), 18 + exc_warps<Src>(), kBench>(a, stream, xmap);
-      return;
+    case 1: skinny_nt<Src, 1, warps2_of(1), warps1_of<Src>(1), kBench>(a, stream, xmap); return;
+    case 2: skinny_nt<Src, 2, warps2_of(2), warps1_of<Src>(2), kBench>(a, stream, xmap); return;
+    case 4: skinny_nt<Src, 4, warps2_of(4), warps1_of<Src>(4), kBench>(a, stream, xmap); return;
     default: break;
   }
   throw Error(fmt::format("solgemm: skinny: n_tiles = {}; compiled variants are 1, 2, 4 (more tokens: chunks of 32)", cfg.n_tiles));

@@ -1255,6 +1255,56 @@ inline WsNeed ws_need(int m, int rows, int rt_cta, int cs, int nt) {
   return {rblocks * chunks * static_cast<size_t>(cs) * 8 * nt * 16 * rt_cta, rblocks * chunks};
 }
 
+// The shared memory of one CTA (launch, below): region 0 (x staged, or the partials and, with x through the ring, the
+// first group's x boxes), the barriers, the weight ring (and the hi + lo first group's slots after it), the x ring, the
+// exception warp's corrections. Host arithmetic only (a CPU test checks the plan's layouts against it: at least 3
+// stages, perf-notes step 131); `sms`: the GPU's SMs (the 2-CTA variant's ring shrinks where a grid needs 3-4 CTAs per SM).
+struct SmemPlan {
+  int direct0 = 0, stages = 0;
+  size_t r0 = 0, stage = 0, xstage = 0, budget = 0, xr_off = 0, dl_off = 0, smem = 0;
+};
+template <class Src, int NT, int MAXT, int MINB>
+inline SmemPlan smem_plan(const Args& a, bool xr, int64_t sms) {
+  SmemPlan p;
+  // (Dec12) the exception warp's corrections dp, dw: two floats per element of the CTA's tile, at the end
+  const size_t dlb = exc_warps<Src>() ? static_cast<size_t>(a.rt_cta) * NT * 128 * 2 * sizeof(float) : 0;
+  // Every warp's first group by plain loads at entry, the ring carries the rest (perf-notes steps 49, 50, 55; which
+  // variants: first_group_ok); with x through the ring, one-term sources only, that group's x boxes by cp.async into
+  // region 0 (perf-notes step 128).
+  p.direct0 = (a.gpw >= 2 && !a.direct0_off && (!xr || Src::kTerms == 1) && first_group_ok<Src, NT, MAXT>()) ? 1 : 0;
+  const size_t x0b = xr && p.direct0 ? static_cast<size_t>(a.wk) * NT * 1024 : 0;
+  p.r0 = xr ? std::max(partial_bytes<NT>(a), x0b) : region0_bytes<NT>(a);
+  p.stage = stage_bytes<Src>(a);
+  p.budget = smem_budget(MINB);
+  // kXR: per stage, every k warp's x box (8 NT tokens x 128 bytes), after the weight ring (+ 1 KB to align it).
+  p.xstage = xr ? static_cast<size_t>(a.wk) * NT * 1024 : 0;
+  const size_t xpad = xr ? 1024 : 0;
+  const size_t pre = (p.direct0 && Src::kTerms > 1) ? p.stage : 0;  // multi-term: the first group's slots after the ring
+  const int cap = std::min(kMaxStages, a.max_stages < kMaxStages ? a.max_stages : xr ? kXRingStages : kMaxStages);
+  const int want = std::max(1, std::min(std::min(a.gpw, a.k_groups) - p.direct0, cap));
+  const size_t fixed_b = p.r0 + kBarBytes + pre + xpad + dlb, per_stage = p.stage + p.xstage;
+  // The 2-CTA variant with a grid of more than two CTAs per SM: a ring small enough for 3 or 4 CTAs per SM (the
+  // whole grid resident at once instead of a second wave; perf-notes step 100), where the layout fits that (at least
+  // two stages); else the 2-per-SM budget as before.
+  if (MINB == 2) {
+    const dim3 grid = grid_of(a, NT);
+    const int64_t ctas = static_cast<int64_t>(grid.x) * grid.y;
+    const int per_sm = static_cast<int>(std::min<int64_t>(4, (ctas + sms - 1) / sms));
+    if (per_sm > 2) {
+      const size_t small = smem_budget(per_sm);
+      if (fixed_b + 2 * per_stage <= small) p.budget = small;
+    }
+  }
+  const int fit = fixed_b + per_stage <= p.budget ? static_cast<int>((p.budget - fixed_b) / per_stage) : 0;
+  p.stages = a.gpw == 1 ? 0 : std::min(want, fit);  // one group per warp: direct loads, no ring (lower latency)
+  p.xr_off = p.r0 + kBarBytes + static_cast<size_t>(p.stages) * p.stage;
+  const size_t smem0 = p.r0 + (p.stages > 0 ? kBarBytes + static_cast<size_t>(p.stages) * p.stage + pre : 0) +
+                       (xr ? xpad + static_cast<size_t>(p.stages) * p.xstage : 0);
+  p.dl_off = smem0;  // (a multiple of 16 bytes: every part above is)
+  p.smem = smem0 + dlb;
+  return p;
+}
+
 // One launch: grid (cs * row blocks, token chunks), rt_cta * wk compute warps + 1 producer warp; clusters of cs
 // CTAs when the whole grid fits at once (split K through DSMEM), else none (split K through the workspace).
 // xmap: x's tensor map where use_xring says so (x through the ring), else null.
@@ -1281,41 +1331,14 @@ void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr) {
                             a.xbox_rows, 8 * NT));
   const int warps = a.rt_cta * a.wk;
   constexpr int kExcWarps = exc_warps<Src>();
-  // (Dec12) the exception warp's corrections dp, dw: two floats per element of the CTA's tile, at the end
-  const size_t dlb = kExcWarps ? static_cast<size_t>(a.rt_cta) * NT * 128 * 2 * sizeof(float) : 0;
-  // Every warp's first group by plain loads at entry, the ring carries the rest (perf-notes steps 49, 50, 55; which
-  // variants: first_group_ok); with x through the ring, one-term sources only, that group's x boxes by cp.async into
-  // region 0 (perf-notes step 128).
-  a.direct0 = (a.gpw >= 2 && !a.direct0_off && (!xr || Src::kTerms == 1) && first_group_ok<Src, NT, MAXT>()) ? 1 : 0;
-  const size_t x0b = xr && a.direct0 ? static_cast<size_t>(a.wk) * NT * 1024 : 0;
-  const size_t r0 = xr ? std::max(partial_bytes<NT>(a), x0b) : region0_bytes<NT>(a), sb = stage_bytes<Src>(a);
-  size_t budget = smem_budget(MINB);
-  // kXR: per stage, every k warp's x box (8 NT tokens x 128 bytes), after the weight ring (+ 1 KB to align it).
-  const size_t sbx = xr ? static_cast<size_t>(a.wk) * NT * 1024 : 0, xpad = xr ? 1024 : 0;
-  const size_t pre = (a.direct0 && Src::kTerms > 1) ? sb : 0;  // multi-term: the first group's slots after the ring
-  const int cap = std::min(kMaxStages, a.max_stages < kMaxStages ? a.max_stages : xr ? kXRingStages : kMaxStages);
-  const int want = std::max(1, std::min(std::min(a.gpw, a.k_groups) - a.direct0, cap));
-  const size_t fixed_b = r0 + kBarBytes + pre + xpad + dlb;
-  // The 2-CTA variant with a grid of more than two CTAs per SM: a ring small enough for 3 or 4 CTAs per SM (the
-  // whole grid resident at once instead of a second wave; perf-notes step 100), where the layout fits that (at least
-  // two stages); else the 2-per-SM budget as before.
+  const SmemPlan sp = smem_plan<Src, NT, MAXT, MINB>(a, xr, MINB == 2 ? sm_count() : 0);
+  a.direct0 = sp.direct0;
+  a.stages = sp.stages;
+  a.bar_off = static_cast<int>(sp.r0);
+  a.xr_off = static_cast<int>(sp.xr_off);
+  a.dl_off = static_cast<int>(sp.dl_off);
+  const size_t r0 = sp.r0, sb = sp.stage, budget = sp.budget, smem = sp.smem;
   const dim3 grid = grid_of(a, NT);
-  if (MINB == 2) {
-    const int64_t ctas = static_cast<int64_t>(grid.x) * grid.y, sms = sm_count();
-    const int per_sm = static_cast<int>(std::min<int64_t>(4, (ctas + sms - 1) / sms));
-    if (per_sm > 2) {
-      const size_t small = smem_budget(per_sm);
-      if (fixed_b + 2 * (sb + sbx) <= small) budget = small;
-    }
-  }
-  const int fit = fixed_b + sb + sbx <= budget ? static_cast<int>((budget - fixed_b) / (sb + sbx)) : 0;
-  a.stages = a.gpw == 1 ? 0 : std::min(want, fit);  // one group per warp: direct loads, no ring (lower latency)
-  a.bar_off = static_cast<int>(r0);
-  a.xr_off = static_cast<int>(r0 + kBarBytes + static_cast<size_t>(a.stages) * sb);
-  const size_t smem0 = r0 + (a.stages > 0 ? kBarBytes + static_cast<size_t>(a.stages) * sb + pre : 0) +
-                       (xr ? xpad + static_cast<size_t>(a.stages) * sbx : 0);
-  a.dl_off = static_cast<int>(smem0);  // (a multiple of 16 bytes: every part above is)
-  const size_t smem = smem0 + dlb;
   if (warps < 1 || warps > 31 || (warps + 1 + kExcWarps) * 32 > MAXT || a.cs < 1 || a.cs > 16 || a.gpw < 1 || a.gpw > 112 ||
       (a.gpw > 1 && a.stages < 1) || (a.cs > 1 && (a.ws == nullptr || a.cnt == nullptr)))
     throw Error(fmt::format("solgemm: skinny launch: bad layout rt_cta={} wk={} gpw={} cs={} (x and partials {} B + "

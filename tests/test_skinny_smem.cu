@@ -1,0 +1,91 @@
+// The skinny family's shared-memory plan on the host (skinny_family.cuh smem_plan; no GPU): every plan layout of the
+// four packed BF16 layers at every m of its skinny range, taken as the dispatcher takes it on a 132-SM H200 (1- or
+// 2-CTA variant, x staged or through the ring), fits a ring of at least 3 stages, or all of its groups, in its
+// variant's budget (perf-notes step 131: the pooler's x-ring layout ran 2.2 us slower on 2 stages than on 3), and two
+// figures the GPU showed: the pooler's 2 x 8 x 16 layout at 32 tokens reserves 214.4 KB (ncu, perf-notes step 131) and
+// the unpooler's 2 x 4 x 16 layout at 32 tokens holds 3 stages in the 2-CTA variant (step 131).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "../src/kernels/family_dispatch.cuh"
+#include "solgemm/plan.hpp"
+
+namespace {
+
+namespace fam = solgemm::kernels::family;
+constexpr int64_t kSms = 132;  // the H200
+
+struct Taken {
+  bool two = false, xr = false;
+  fam::SmemPlan p;
+};
+
+template <int NT>
+Taken take_nt(const fam::Args& a) {
+  using Src = fam::Dec12;
+  Taken t;
+  t.two = fam::two_per_sm(a, NT, fam::warps2_of(NT) - fam::exc_warps<Src>(), kSms);
+  t.xr = fam::use_xring(a, NT, t.two);
+  t.p = t.two ? fam::smem_plan<Src, NT, (fam::warps2_of(NT) + 1) * 32, 2>(a, t.xr, kSms)
+              : fam::smem_plan<Src, NT, (fam::warps1_of<Src>(NT) + 1) * 32, 1>(a, t.xr, kSms);
+  return t;
+}
+
+// The variant, x path and shared memory a 12-bit skinny launch of `cfg` takes (as skinny_dispatch and skinny_nt do).
+Taken take(const solgemm::Config& cfg, int64_t rows, int64_t k, int64_t m) {
+  const int64_t k_groups = (k + 63) / 64;
+  alignas(16) static const __nv_bfloat16 x_aligned[8] = {};  // (never read: only its 16-byte alignment matters)
+  fam::Args a = fam::make_args("test", cfg, x_aligned, nullptr, m, rows, k, k_groups, solgemm::kernels::SplitWs{});
+  switch (cfg.n_tiles) {
+    case 1: return take_nt<1>(a);
+    case 2: return take_nt<2>(a);
+    default: return take_nt<4>(a);
+  }
+}
+
+TEST(SkinnySmem, PlanLayoutsHoldThreeStages) {
+  int checked = 0;
+  struct L {
+    const char* name;
+    int64_t rows, k;
+  };
+  for (const L l : {L{"qkv_gate", 2304, 8192}, L{"o", 8192, 1024}, L{"pooler", 4096, 8192}, L{"unpooler", 8192, 4096},
+                    L{"unpooler slice", 1024, 4096}}) {
+    const solgemm::Shape s{l.rows, l.k, solgemm::Storage::packed12};  // (the slice: the plan's 1024-row rows)
+    for (int64_t m = 1; m <= 32; ++m) {
+      const solgemm::Plan plan = solgemm::select_plan(s, m);
+      if (plan.kernel != solgemm::Kernel::skinny) continue;
+      const Taken t = take(plan.cfg, l.rows, l.k, m);
+      SCOPED_TRACE(std::string(l.name) + " m=" + std::to_string(m) + " " + plan.str() + (t.two ? " 2-CTA" : " 1-CTA") +
+                   (t.xr ? " x ring" : " x staged"));
+      EXPECT_LE(t.p.smem, t.p.budget);
+      if (plan.cfg.gpw > 1) EXPECT_GE(t.p.stages, std::min(3, plan.cfg.gpw - t.p.direct0));
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 16 + 1 + 32 + 32 + 6);  // qkv_gate 1..16, o 1, the pooler and the unpooler 1..32, the slice 3..8
+}
+
+TEST(SkinnySmem, FiguresTheGpuShowed) {
+  // the pooler at 32 tokens: cs1 / rt2 / wk8 / g16, 1 CTA per SM, x through the ring, 3 stages: 214400 bytes
+  const Taken p = take(solgemm::layout_config(1, 2, 8, 16, 4), 4096, 8192, 32);
+  EXPECT_FALSE(p.two);
+  EXPECT_TRUE(p.xr);
+  EXPECT_EQ(p.p.stages, 3);
+  EXPECT_EQ(p.p.smem, 214400u);
+  // the unpooler at 32 tokens: cs1 / rt2 / wk4 / g16, 2 CTAs per SM, x through the ring, 3 stages
+  const Taken u = take(solgemm::layout_config(1, 2, 4, 16, 4), 8192, 4096, 32);
+  EXPECT_TRUE(u.two);
+  EXPECT_TRUE(u.xr);
+  EXPECT_EQ(u.p.stages, 3);
+  // the pooler's 1 x 8 x 16 layout at 32 tokens in the 2-CTA variant: one stage (why its 17..32 row stays at 2 x 8 x 16)
+  const Taken q = take(solgemm::layout_config(1, 1, 8, 16, 4), 4096, 8192, 32);
+  EXPECT_TRUE(q.two);
+  EXPECT_EQ(q.p.stages, 1);
+  // the pooler at one token on its 1 x 8 x 16 layout keeps x staged (perf-notes step 133), at two tokens the ring
+  EXPECT_FALSE(take(solgemm::layout_config(1, 1, 8, 16, 1), 4096, 8192, 1).xr);
+  EXPECT_TRUE(take(solgemm::layout_config(1, 1, 8, 16, 1), 4096, 8192, 3).xr);
+}
+
+}  // namespace
