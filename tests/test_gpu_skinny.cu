@@ -396,14 +396,14 @@ TEST(Skinny, XRingEqualsStagedX) {
     const DevPacked dp(pk);
     SKT_CK(cudaDeviceSynchronize());
     solgemm::kernels::PackedView v = dp.view;
-    constexpr int kMaxM = 32;
-    Dev<__nv_bfloat16> x(static_cast<size_t>(kMaxM * s.k));
-    skt::gen_bf16<<<1024, 256>>>(x.p, kMaxM * s.k, seed + 7, 1.0f);
-    Dev<double> ref(static_cast<size_t>(kMaxM * s.rows));
-    skt::ref_fp64<<<dim3(static_cast<unsigned>(s.rows), kMaxM / 8), 256>>>(x.p, dw.p, ref.p, kMaxM, s.rows, s.k);
+    constexpr int kTok = 32;
+    Dev<__nv_bfloat16> x(static_cast<size_t>(kTok * s.k));
+    skt::gen_bf16<<<1024, 256>>>(x.p, kTok * s.k, seed + 7, 1.0f);
+    Dev<double> ref(static_cast<size_t>(kTok * s.rows));
+    skt::ref_fp64<<<dim3(static_cast<unsigned>(s.rows), kTok / 8), 256>>>(x.p, dw.p, ref.p, kTok, s.rows, s.k);
     SKT_CK(cudaDeviceSynchronize());
     const std::vector<double> href = ref.get();
-    const size_t total = static_cast<size_t>(kMaxM * s.rows + kGuard);
+    const size_t total = static_cast<size_t>(kTok * s.rows + kGuard);
     Dev<uint16_t> out(total);
     for (int m : {1, 3, 8, 9, 13, 16, 17, 24, 32}) {
       SCOPED_TRACE("m=" + std::to_string(m));
@@ -457,11 +457,11 @@ TEST(Skinny, XRingStaleRowsNeverReachOutput) {
     SKT_CK(cudaDeviceSynchronize());
     solgemm::kernels::PackedView v = dp.view;
     v.xring = 1;
-    constexpr int kMaxM = 32;
-    Dev<__nv_bfloat16> x(static_cast<size_t>(kMaxM * s.k)), xnan(static_cast<size_t>(kMaxM * s.k));
-    skt::gen_bf16<<<1024, 256>>>(x.p, kMaxM * s.k, seed + 11, 1.0f);
-    SKT_CK(cudaMemset(xnan.p, 0xFF, static_cast<size_t>(kMaxM * s.k) * 2));  // 0xFFFF: a BF16 NaN
-    const size_t total = static_cast<size_t>(kMaxM * s.n + kGuard);
+    constexpr int kTok = 32;
+    Dev<__nv_bfloat16> x(static_cast<size_t>(kTok * s.k)), xnan(static_cast<size_t>(kTok * s.k));
+    skt::gen_bf16<<<1024, 256>>>(x.p, kTok * s.k, seed + 11, 1.0f);
+    SKT_CK(cudaMemset(xnan.p, 0xFF, static_cast<size_t>(kTok * s.k) * 2));  // 0xFFFF: a BF16 NaN
+    const size_t total = static_cast<size_t>(kTok * s.n + kGuard);
     Dev<uint16_t> out(total);
     auto call = [&](const __nv_bfloat16* xp, int m, std::vector<uint16_t>* res) {
       const solgemm::Config cfg = solgemm::layout_config(1, s.rt, s.wk, s.gpw, m <= 8 ? 1 : m <= 16 ? 2 : 4);

@@ -531,7 +531,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   // its one group below.) The producer's first bulk copies go out ~1.5 us after entry and land ~1 us later
   // (perf-notes step 44); plain loads issued at entry land with x, ~1 us after entry (steps 49, 50).
   constexpr bool kFirstOk = first_group_ok<Src, NT, MAXT>();
-  const int d0 = (kFirstOk && S > 0 && (!kXR || Src::kTerms == 1)) ? a.direct0 : 0;
+  const int d0 = (kFirstOk && S > 0) ? a.direct0 : 0;  // (kXR kernels are one-term: xring_variant)
   constexpr bool kRegFirst = Src::kTerms == 1;
   const int pre_off = ring_off + S * warps * kSlot;  // (multi-term policies: the first group's slots)
   // Lane's 16 bytes of chunk c of term t of the warp's first group.
@@ -1188,7 +1188,7 @@ inline size_t stage_bytes(const Args& a) { return static_cast<size_t>(a.rt_cta *
 // The variants compiled with x through the ring: one-term sources at n_tiles 1, 2 and 4 (17..32 tokens: the staged x of
 // a whole-K CTA, 32 tokens x K, cannot fit), in both the 1-CTA and the 2-CTA-per-SM variants (the latter with up to 8
 // compute warps at n_tiles 4: the unpooler's 2 x 4 x 16 layout at 17..32 tokens, perf-notes step 131).
-template <class Src, int NT, int MINB>
+template <class Src, int NT>
 constexpr bool xring_variant() { return Src::kTerms == 1 && NT <= 4; }
 constexpr size_t kXRingMinBytes2 = 12 * 1024, kXRingMinBytes1 = 40 * 1024;
 // The x ring's depth (unless the bench caps it): 4 stages measured 0.3-0.4 us faster than the 5-6 that fit.
@@ -1271,7 +1271,7 @@ inline SmemPlan smem_plan(const Args& a, bool xr, int64_t sms) {
   // Every warp's first group by plain loads at entry, the ring carries the rest (perf-notes steps 49, 50, 55; which
   // variants: first_group_ok); with x through the ring, one-term sources only, that group's x boxes by cp.async into
   // region 0 (perf-notes step 128).
-  p.direct0 = (a.gpw >= 2 && !a.direct0_off && (!xr || Src::kTerms == 1) && first_group_ok<Src, NT, MAXT>()) ? 1 : 0;
+  p.direct0 = (a.gpw >= 2 && !a.direct0_off && first_group_ok<Src, NT, MAXT>()) ? 1 : 0;  // (xr: one-term sources)
   const size_t x0b = xr && p.direct0 ? static_cast<size_t>(a.wk) * NT * 1024 : 0;
   p.r0 = xr ? std::max(partial_bytes<NT>(a), x0b) : region0_bytes<NT>(a);
   p.stage = stage_bytes<Src>(a);
@@ -1312,7 +1312,7 @@ template <class Src, int NT, int MAXT, int MINB, int kBench = kLibrary>
 void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr) {
   auto kern = skinny_kernel<Src, NT, MAXT, MINB, false, kBench>;
   auto kern_c = skinny_kernel<Src, NT, MAXT, MINB, true, kBench>;
-  constexpr bool kXrOk = xring_variant<Src, NT, MINB>();
+  constexpr bool kXrOk = xring_variant<Src, NT>();
   static const bool attrs = [&] {
     RelaxedCapture relaxed;
     check(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024), "smem attribute");
