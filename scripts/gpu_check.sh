@@ -6,7 +6,7 @@
 #    directly, since a copied build folder's CTest files name the paths of the machine that built it);
 # 3. runs the judge with its defaults (plus JUDGE_ARGS, e.g. -- --loads 'decode 1').
 # OUTDIR receives, flat (8 files): build.log (tools, GPU, commit, build), tests-gpu.log, tests-cpu.log,
-# judge.txt (tables), judge.log (progress), judge.json, judge.md, judge.svg.
+# judge.txt (tables), judge.log (progress, and the vendor tuner's log: SOLGEMM_TUNE_LOG), judge.json, judge.md, judge.svg.
 # Exit code: 0 when everything passed, 1 when any step failed (the summary names it), 2 on bad usage.
 set -uo pipefail
 usage() { echo "usage: bash scripts/gpu_check.sh OUTDIR [--prebuilt BUILD_DIR] [-- JUDGE_ARGS...]" >&2; exit 2; }
@@ -79,7 +79,7 @@ for label in gpu cpu; do
 done
 
 # ---- 3. the judge, defaults ----
-(cd "$ROOT" && "$JUDGE" --json "$OUT/judge.json" --md "$OUT/judge.md" --svg "$OUT/judge.svg" "${JUDGE_ARGS[@]}") \
+(cd "$ROOT" && SOLGEMM_TUNE_LOG=1 "$JUDGE" --json "$OUT/judge.json" --md "$OUT/judge.md" --svg "$OUT/judge.svg" "${JUDGE_ARGS[@]}") \
   > "$OUT/judge.txt" 2> "$OUT/judge.log"
 rc=$?
 [ $rc -eq 0 ] || failed+=("judge exit code $rc (see judge.log)")
