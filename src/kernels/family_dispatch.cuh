@@ -85,9 +85,6 @@ void skinny_dispatch(const Config& cfg, const PackedView& w, const __nv_bfloat16
   a.base_add = decode::base_add(w.base);
   a.k_blocks = static_cast<int>(w.k_blocks);
   apply_bench_knobs<kBench>(a, w);
-  // The group order (Args::rot): from group (first row tile / R) mod gpw, where every k warp has gpw groups and no
-  // CTA's row tiles straddle a multiple of R (so a row's order is the same in every layout with rt_cta | R).
-  a.rot = (w.rot > 0 && w.rot % a.rt_cta == 0 && whole_runs(a)) ? w.rot : 0;
   if (w.bits12 && w.exc_blk == nullptr)
     throw Error("solgemm: skinny: 12-bit weights without the exception block table (PackedView::exc_blk; "
                 "format::exception_blocks)");

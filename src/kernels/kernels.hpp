@@ -145,9 +145,6 @@ struct PackedView {
   int xbox = 0;                      // the x ring's boxes (family_dispatch.cuh; bench A/B): 0 = the launcher's rule,
                                      // 1 = one 4-D box of 8 n_tiles rows per stage where runs are whole, 2 = one 2-D box
                                      // of min(m, 8 n_tiles) rows per k warp, 3 = one 2-D box of 8 n_tiles rows per k warp
-  int rot = 0;                       // group order (skinny_family.cuh Args::rot): 0 = every warp from its first group;
-                                     // R > 0 = from group (first row tile / R) mod gpw, wrapping (where runs are whole
-                                     // and R is a multiple of the layout's rt_cta; else 0)
 };
 
 // The view of a host-encoded matrix (format::encode_bf16) whose groups and exception tables were copied to the device

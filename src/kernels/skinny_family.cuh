@@ -111,8 +111,6 @@ struct Args {
   int x4d = 0;                       // kXR: x's map is xtma_map's (one TMA per stage for every k warp's box), else
                                      // bf16_tensor_map's (one 2-D box per k warp)
   int xbox_req = 0;                  // PackedView::xbox (bench A/B; 0 in the library's calls)
-  int rot = 0;                       // group order: 0 = every warp from its first group; R > 0 = from group
-                                     // (first row tile / R) mod gpw (the kernel's grp_of; set by launch, whole runs)
   int xbox_rows = 0;                 // kXR: token rows of a box (8 NT; the call's m where a single chunk holds fewer,
                                      // so that no box row is out of bounds: perf-notes step 132)
 };
@@ -519,12 +517,6 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   const int S = a.stages;
   // Ring iterations of the CTA: the groups of its first k warp (the longest k range).
   const int n_iter = min(a.gpw, max(a.k_groups - crank * a.wk * a.gpw, 0));
-  // Group order (Args::rot): every warp of the CTA walks its gpw groups from group `rot` on, wrapping around, so CTAs
-  // of different row blocks read different x columns at the same time. Only with whole runs (set by the launcher)
-  // and without x phases (their waits follow the group order); one-term sources (the router's hi + lo variants are at
-  // their register cap).
-  const int rot = (Src::kTerms == 1 && a.rot > 0 && !gm && (kXR || !x_phases_ok<Src, NT, MAXT>())) ? (rblock * a.rt_cta / a.rot) % a.gpw : 0;
-  auto grp_of = [&](int i) { return i + rot < a.gpw ? i + rot : i + rot - a.gpw; };  // the i-th group walked
   // Ring: S stages x warps slots of one group; full[s] (1 arrival + tx bytes) and empty[s] (one arrival per
   // compute warp) at bars + 8 s and bars + 8 (S + s).
   const uint32_t bars = smem_u32(smem) + static_cast<uint32_t>(a.bar_off);
@@ -544,7 +536,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   const int pre_off = ring_off + S * warps * kSlot;  // (multi-term policies: the first group's slots)
   // Lane's 16 bytes of chunk c of term t of the warp's first group.
   auto first_src = [&](int t, int c) {
-    const int64_t grp = gm ? static_cast<int64_t>(g_begin) * a.tile_stride + rt : static_cast<int64_t>(rt) * a.k_groups + g_begin + rot;
+    const int64_t grp = gm ? static_cast<int64_t>(g_begin) * a.tile_stride + rt : static_cast<int64_t>(rt) * a.k_groups + g_begin;
     return Src::term(a, t) + grp * Src::kTermBytes + c * 512 + lane * 16;
   };
   uint4 bd[Src::kLoads];
@@ -563,7 +555,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
       const uint32_t x0 = smem_u32(smem);
       for (int u = threadIdx.x; u < a.wk * 64 * NT; u += warps * 32) {
         const int kwb = u / (64 * NT), r = (u >> 3) % (8 * NT), c = u & 7;
-        const int tok = tok0 + r, kg = ((crank * a.wk + kwb) * a.gpw + rot) * 64 + c * 8;
+        const int tok = tok0 + r, kg = (crank * a.wk + kwb) * a.gpw * 64 + c * 8;
         const bool ok = tok < a.m && kg + 8 <= a.k;
         cp_async16(x0 + static_cast<uint32_t>(kwb * NT * 1024 + r * 128 + ((c ^ (r & 7)) << 4)),
                    ok ? a.x + static_cast<int64_t>(tok) * a.k + kg : a.x, ok ? 16 : 0);
@@ -756,10 +748,10 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
       __syncwarp();
       if constexpr (kXR) {
         if (a.x4d) {  // (every k warp has i < gpw groups: whole runs)
-          if (lane == 0) tma_4d(xr0 + static_cast<uint32_t>(q * a.wk * NT * 1024), &xmap, 0, tok0, grp_of(i), crank * a.wk, bars + 8u * q);
+          if (lane == 0) tma_4d(xr0 + static_cast<uint32_t>(q * a.wk * NT * 1024), &xmap, 0, tok0, i, crank * a.wk, bars + 8u * q);
         } else if (i < xpn) {
           tma_2d(xr0 + static_cast<uint32_t>((q * a.wk + lane) * NT * 1024), &xmap,
-                 ((crank * a.wk + lane) * a.gpw + grp_of(i)) * 64, tok0, bars + 8u * q);
+                 ((crank * a.wk + lane) * a.gpw + i) * 64, tok0, bars + 8u * q);
         }
       }
       if (gm) {  // (bench: lane kw copies k warp kw's row tiles of the stage, consecutive in the group-major copy)
@@ -772,7 +764,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
         const uint32_t dst = smem_u32(smem) + static_cast<uint32_t>(ring_off + (q * warps + lane) * kSlot);
 #pragma unroll
         for (int t = 0; t < T; ++t)
-          bulk_g2s(dst + t * Src::kTermBytes, Src::term(a, t) + (pg + grp_of(i)) * Src::kTermBytes, Src::kTermBytes,
+          bulk_g2s(dst + t * Src::kTermBytes, Src::term(a, t) + (pg + i) * Src::kTermBytes, Src::kTermBytes,
                    bars + 8u * q);
       }
       if (i == d0 && trace && (diag & 2) && lane == 0) stamp(trace, 6);
@@ -846,12 +838,12 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
         }
         if (n > 0) {
           if constexpr (kRegFirst) {
-            group(bd, kXR ? smem_u32(smem) + static_cast<uint32_t>(kw * NT * 1024 + (lane & 7) * 128) : xrow + static_cast<uint32_t>(rot * 128), [] {});
+            group(bd, kXR ? smem_u32(smem) + static_cast<uint32_t>(kw * NT * 1024 + (lane & 7) * 128) : xrow, [] {});
           } else {
             const uint8_t* pre = smem + pre_off + warp * kSlot;
             uint4 b[Src::kLoads];
             Src::template lds_half<0>(pre, lane, b);
-            group(b, xrow + static_cast<uint32_t>(rot * 128), [&] { Src::template lds_half<1>(pre, lane, b); });
+            group(b, xrow, [&] { Src::template lds_half<1>(pre, lane, b); });
           }
         }
         if (trace && threadIdx.x == 0 && !(diag & 256)) stamp(trace, 2, acc[0][0][0] == 12345.f ? 1ull : 0ull);
@@ -878,7 +870,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
             __syncwarp();
             if (lane == 0 && !(diag & 8192)) mbar_arrive(empty);
           } else {
-            group(b, xrow + static_cast<uint32_t>(grp_of(i) * 128), [&] {
+            group(b, xrow + static_cast<uint32_t>(i * 128), [&] {
               Src::template lds_half<1>(slot, lane, b);
               __syncwarp();
               if (lane == 0 && !(diag & 8192)) mbar_arrive(empty);  // slot read: release it
