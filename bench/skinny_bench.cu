@@ -482,10 +482,11 @@ int main(int argc, char** argv) {
                                                       {"-nodecode", 8}, {"-xfirst", 4}, {"-nocluster", 16},
                                                       {"-xonephase", 64}, {"-benchk", 128}, {"-benchk-noexc", 128 | (1 << 27)}, {"-nowait", 8192},
                                                       {"-iadd", 16384}, {"-nowait-iadd", 8192 | 16384},
-                                                      {"-nod0", 32}, {"-lasttail", 1 << 20}};
+                                                      {"-nod0", 32}, {"-lasttail", 1 << 20},
+                                                      {"-noxbox", 128 | solgemm::kernels::family::kNoXBox}};
       for (const auto& [suffix, dg] : variants) {
         if (quick && dg != 0 && dg != 3 && dg != 8192 && dg != 16384 && dg != (8192 | 16384) && dg != 32 &&
-            dg != (1 << 20) && dg != 128 && dg != (128 | (1 << 27)))
+            dg != (1 << 20) && dg != 128 && dg != (128 | (1 << 27)) && dg != (128 | solgemm::kernels::family::kNoXBox))
           continue;
         solgemm::kernels::PackedView vd = v;
         if (dg == 0 || (dg & (1 << 27))) vd.exc_off = d_zero;  // (1 << 27: bench-side only, the tables emptied)

@@ -269,6 +269,9 @@ constexpr int kNoLoopStamp = 1 << 26;
 // warp's corrections stored), kind 0 the cluster barrier passed (push tail) or the split-K arrival seen, 1 the
 // pushed shares received, 2 the CTA's outputs stored; warp 0's clock64() at slot 60 (its slot 0 stamps) and 61 (slot 32).
 constexpr int kTailTrace = 1 << 28;
+// Bench (kDiagnostics instantiation, kXR kernels): the producer issues no x boxes and expects none (the compute warps
+// multiply whatever the x slots hold; wrong out): what the x ring's L2 traffic costs (perf-notes step 137).
+constexpr int kNoXBox = 1 << 29;
 __device__ __forceinline__ void tail_stamp(unsigned long long* trace, int diag, int slot, int kind) {
   if (trace && (diag & kTailTrace) && (threadIdx.x & 31) == 0) {
     unsigned long long v;
@@ -742,12 +745,14 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
       if (lane == 0) {
         if (!(diag & 8192)) mbar_wait(bars + 8u * (S + q), pph ^ 1u);
         ring_stamp(trace, diag, i, 3);
-        mbar_arrive_expect_tx(bars + 8u * q, static_cast<uint32_t>(__popc(act) * kSlot + __popc(xact) * a.xbox_rows * 128));
+        mbar_arrive_expect_tx(bars + 8u * q, static_cast<uint32_t>(__popc(act) * kSlot +
+                                                                  ((diag & kNoXBox) ? 0 : __popc(xact) * a.xbox_rows * 128)));
         if (i == d0 && trace && (diag & 2)) stamp(trace, 5);
       }
       __syncwarp();
       if constexpr (kXR) {
-        if (a.x4d) {  // (every k warp has i < gpw groups: whole runs)
+        if (diag & kNoXBox) {
+        } else if (a.x4d) {  // (every k warp has i < gpw groups: whole runs)
           if (lane == 0) tma_4d(xr0 + static_cast<uint32_t>(q * a.wk * NT * 1024), &xmap, 0, tok0, i, crank * a.wk, bars + 8u * q);
         } else if (i < xpn) {
           tma_2d(xr0 + static_cast<uint32_t>((q * a.wk + lane) * NT * 1024), &xmap,
