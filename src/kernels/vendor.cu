@@ -20,6 +20,7 @@
 
 #include "graph_capture.hpp"
 #include "kernels.hpp"
+#include "tune_choice.hpp"
 #include "tune_file.hpp"
 
 namespace solgemm::kernels {
@@ -507,30 +508,23 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
       constexpr size_t kConfirm = 5;
       if (log) fmt::print(stderr, "solgemm tune {}x{} rows {} m {}: default {:.2f} us, {} screened faster\n", n, k, rows, m,
                           t->c.us_default[r][b], screened.size());
-      std::vector<std::pair<float, size_t>> finalists;  // ratio to the default, index into screened
+      std::vector<float> ratios;  // to the default, of screened[0 .. kConfirm)
       for (size_t i = 0; i < std::min<size_t>(kConfirm, screened.size()); ++i) {
-        const float ratio = paired_ratio(call_default, call_algo(screened[i].algo));
+        ratios.push_back(paired_ratio(call_default, call_algo(screened[i].algo)));
         if (log) fmt::print(stderr, "solgemm tune   {}: screen {:.2f} us, paired ratio {:.3f}\n",
-                            algo_str(screened[i].algo, screened[i].splits), screened[i].us, ratio);
-        if (ratio < 0.98f) finalists.emplace_back(ratio, i);
+                            algo_str(screened[i].algo, screened[i].splits), screened[i].us, ratios.back());
       }
-      std::sort(finalists.begin(), finalists.end());
-      // Playoff: each finalist within kPlayoff of the best ratio against the one kept so far, directly, in kPlayoffPairs
-      // interleaved pairs; it takes over when the median ratio says it is faster. Two ratios to the default come from
-      // separate pairs, so a near-tie between finalists was decided by the default's noise (perf-notes step 134: the
-      // pooler at m = 256 kept tile 125/4 in one run, 1.4 us slower in the judge than the 17/x of two other runs).
-      constexpr float kPlayoff = 1.05f;
-      constexpr int kPlayoffPairs = 31;
-      size_t kept = finalists.empty() ? 0 : finalists[0].second;
-      for (size_t f = 1; f < finalists.size() && finalists[f].first <= finalists[0].first * kPlayoff; ++f) {
-        const size_t c = finalists[f].second;
-        const float ratio = paired_ratio(call_algo(screened[kept].algo), call_algo(screened[c].algo), kPlayoffPairs);
+      // Finalists: better than the default by more than 2%; those within 5% of the best then meet the one kept so
+      // far head to head in 31 interleaved pairs (tune_choice.hpp; perf-notes step 134: the pooler at m = 256 kept
+      // tile 125/4 in one run, 1.4 us slower in the judge than the 17/x of two other runs).
+      const int kept = tune_choice::playoff(ratios, 0.98f, 1.05f, [&](size_t k, size_t c) {
+        const float ratio = paired_ratio(call_algo(screened[k].algo), call_algo(screened[c].algo), 31);
         if (log) fmt::print(stderr, "solgemm tune   playoff {} against {}: ratio {:.3f}\n",
                             algo_str(screened[c].algo, screened[c].splits),
-                            algo_str(screened[kept].algo, screened[kept].splits), ratio);
-        if (ratio < 1.f) kept = c;
-      }
-      if (!finalists.empty()) {
+                            algo_str(screened[k].algo, screened[k].splits), ratio);
+        return ratio;
+      });
+      if (kept >= 0) {
         t->c.algo[r][b] = screened[kept].algo;
         t->c.have[r][b] = true;
         t->c.splitk[r][b] = screened[kept].splits;

@@ -1,0 +1,34 @@
+// The vendor tuner's choice among its confirmed candidates (vendor.cu, tune_vendor), host code without CUDA so that
+// a CPU test (tests/test_tune_choice.cpp) can drive it with made-up timings.
+//
+// Each candidate was timed against cuBLAS's default in its own interleaved pairs; those whose median ratio to the
+// default is below `margin` are finalists. Two ratios to the default come from separate pair sets, so between
+// finalists a few percent apart they rank by the default's noise (perf-notes step 134): the finalists within
+// `window` of the best ratio therefore meet the one kept so far directly (compare: the median ratio challenger / kept
+// over interleaved pairs), and a challenger takes over when that ratio is below 1.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <utility>
+#include <vector>
+
+namespace solgemm::kernels::tune_choice {
+
+// The index of the candidate kept, or -1 when none beats the default by the margin. compare(kept, challenger) is
+// called for each finalist in the window after the best one, in order of ratio.
+template <class Compare>
+int playoff(const std::vector<float>& ratio_to_default, float margin, float window, Compare&& compare) {
+  std::vector<std::pair<float, size_t>> finalists;  // (ratio to the default, index)
+  for (size_t i = 0; i < ratio_to_default.size(); ++i)
+    if (ratio_to_default[i] < margin) finalists.emplace_back(ratio_to_default[i], i);
+  if (finalists.empty()) return -1;
+  std::stable_sort(finalists.begin(), finalists.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  size_t kept = finalists[0].second;
+  for (size_t f = 1; f < finalists.size() && finalists[f].first <= finalists[0].first * window; ++f)
+    if (compare(kept, finalists[f].second) < 1.f) kept = finalists[f].second;
+  return static_cast<int>(kept);
+}
+
+}  // namespace solgemm::kernels::tune_choice

@@ -1,0 +1,90 @@
+// CPU tests of the vendor tuner's choice among its confirmed candidates (src/kernels/tune_choice.hpp), driven with
+// made-up timings: nothing kept when no candidate beats the default by the margin; the fastest of near-equal
+// finalists kept even when their ratios to the default rank them wrongly (the default's noise, perf-notes step 134);
+// a finalist outside the window never compared; a tie keeps the incumbent; every comparison is against the one kept.
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <random>
+#include <utility>
+#include <vector>
+
+#include "../src/kernels/tune_choice.hpp"
+
+namespace tc = solgemm::kernels::tune_choice;
+
+namespace {
+
+// A comparison by true times: challenger / kept (what the direct pairs measure, without noise).
+struct ByTime {
+  std::vector<float> us;
+  std::vector<std::pair<size_t, size_t>> calls;
+  float operator()(size_t kept, size_t challenger) {
+    calls.emplace_back(kept, challenger);
+    return us[challenger] / us[kept];
+  }
+};
+
+TEST(TuneChoice, NothingBeatsTheDefaultByTheMargin) {
+  ByTime cmp{{10.f, 10.f}, {}};
+  EXPECT_EQ(tc::playoff({0.99f, 1.02f}, 0.98f, 1.05f, cmp), -1);
+  EXPECT_EQ(tc::playoff({}, 0.98f, 1.05f, cmp), -1);
+  EXPECT_TRUE(cmp.calls.empty());
+}
+
+TEST(TuneChoice, OneFinalistIsKeptWithoutAPlayoff) {
+  ByTime cmp{{24.f, 30.f, 29.f}, {}};
+  EXPECT_EQ(tc::playoff({0.80f, 0.99f, 1.01f}, 0.98f, 1.05f, cmp), 0);
+  EXPECT_TRUE(cmp.calls.empty());
+}
+
+// The pooler at m = 256 (step 134): tile 125 ranked first by its ratio to the default, 17 truly faster and within
+// the window: 17 is kept.
+TEST(TuneChoice, NearTieDecidedHeadToHead) {
+  ByTime cmp{{25.7f, 24.3f, 24.4f, 30.f}, {}};  // index 0: "125", 1 and 2: "17/x", 3: slower than the default
+  const int kept = tc::playoff({0.860f, 0.870f, 0.875f, 1.1f}, 0.98f, 1.05f, cmp);
+  EXPECT_EQ(kept, 1);
+  ASSERT_EQ(cmp.calls.size(), 2u);
+  EXPECT_EQ(cmp.calls[0], (std::pair<size_t, size_t>{0, 1}));  // 17/1 against 125
+  EXPECT_EQ(cmp.calls[1], (std::pair<size_t, size_t>{1, 2}));  // then 17/2 against the one kept, 17/1
+}
+
+TEST(TuneChoice, OutsideTheWindowNeverCompared) {
+  ByTime cmp{{20.f, 10.f}, {}};  // index 1 would win head to head, but its ratio is 10% worse than the best
+  EXPECT_EQ(tc::playoff({0.80f, 0.89f}, 0.98f, 1.05f, cmp), 0);
+  EXPECT_TRUE(cmp.calls.empty());
+}
+
+TEST(TuneChoice, TieKeepsTheIncumbent) {
+  ByTime cmp{{20.f, 20.f, 20.f}, {}};
+  EXPECT_EQ(tc::playoff({0.90f, 0.91f, 0.92f}, 0.98f, 1.05f, cmp), 0);
+  EXPECT_EQ(cmp.calls.size(), 2u);
+}
+
+// Random near-ties: with noisy ratios to the default (+-4%) and noise-free head-to-head comparisons, the kept
+// candidate is the truly fastest of those whose noisy ratio falls in the window. Seed printed on failure.
+TEST(TuneChoice, RandomNearTiesKeepTheFastestInTheWindow) {
+  for (uint32_t seed = 1; seed <= 200; ++seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> t(20.f, 22.f), noise(0.96f, 1.04f);
+    const float t_default = 25.f;
+    const size_t n = 1 + rng() % 5;
+    ByTime cmp{{}, {}};
+    std::vector<float> ratio;
+    for (size_t i = 0; i < n; ++i) {
+      cmp.us.push_back(t(rng));
+      ratio.push_back(cmp.us.back() / t_default * noise(rng));
+    }
+    const int kept = tc::playoff(ratio, 0.98f, 1.05f, cmp);
+    ASSERT_GE(kept, 0) << "seed " << seed;
+    float best_ratio = 1e9f;
+    for (float r : ratio) best_ratio = std::min(best_ratio, r);
+    for (size_t i = 0; i < n; ++i) {
+      if (ratio[i] <= best_ratio * 1.05f) {
+        EXPECT_LE(cmp.us[static_cast<size_t>(kept)], cmp.us[i]) << "seed " << seed << ", candidate " << i;
+      }
+    }
+  }
+}
+
+}  // namespace
