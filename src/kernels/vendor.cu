@@ -517,11 +517,11 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
       // Finalists: better than the default by more than 2%; those within 5% of the best then meet the one kept so
       // far head to head in 31 interleaved pairs (tune_choice.hpp; perf-notes step 134: the pooler at m = 256 kept
       // tile 125/4 in one run, 1.4 us slower in the judge than the 17/x of two other runs).
-      const int kept = tune_choice::playoff(ratios, 0.98f, 1.05f, [&](size_t k, size_t c) {
-        const float ratio = paired_ratio(call_algo(screened[k].algo), call_algo(screened[c].algo), 31);
-        if (log) fmt::print(stderr, "solgemm tune   playoff {} against {}: ratio {:.3f}\n",
-                            algo_str(screened[c].algo, screened[c].splits),
-                            algo_str(screened[k].algo, screened[k].splits), ratio);
+      const int kept = tune_choice::playoff(ratios, 0.98f, 1.05f, [&](size_t incumbent, size_t challenger) {
+        const Screened &ki = screened[incumbent], &ch = screened[challenger];
+        const float ratio = paired_ratio(call_algo(ki.algo), call_algo(ch.algo), 31);
+        if (log) fmt::print(stderr, "solgemm tune   playoff {} against {}: ratio {:.3f}\n", algo_str(ch.algo, ch.splits),
+                            algo_str(ki.algo, ki.splits), ratio);
         return ratio;
       });
       if (kept >= 0) {
