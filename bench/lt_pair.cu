@@ -1,0 +1,137 @@
+// lt_pair: a few cuBLASLt configurations of one BF16 shape timed the way the judge times calls (captured into CUDA
+// graphs, each replay after a 512 MB read, the configurations and cuBLAS's default call interleaved round by round in
+// rotating order, medians), to see whether the vendor tuner's head-to-head choice at prepare (perf-notes step 134)
+// agrees with judge-style timing on the same machine. Configurations: the heuristic's first algorithm, unsplit, with
+// the tile and custom option given ("17/1,125/0": the tuner's sweep base).
+// Usage: LT_PAIR=17/1,125/0 lt_pair [m=256] [rows=4096] [k=8192] [rounds=150]
+#include <cublasLt.h>
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bench_data.cuh"
+#include "bench_util.cuh"
+#include "kernels/graph_capture.hpp"
+
+int main(int argc, char** argv) {
+  const int m = argc > 1 ? std::atoi(argv[1]) : 256;
+  const int64_t n = argc > 2 ? std::atoll(argv[2]) : 4096, k = argc > 3 ? std::atoll(argv[3]) : 8192;
+  const int rounds = argc > 4 ? std::atoi(argv[4]) : 150;
+  const char* spec = std::getenv("LT_PAIR") ? std::getenv("LT_PAIR") : "17/1,125/0";
+  bench::Timer tm;
+  const float fixed = tm.fixed_cost();
+  cublasHandle_t h;
+  cublasLtHandle_t lt;
+  if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS || cublasLtCreate(&lt) != CUBLAS_STATUS_SUCCESS) return 1;
+  const size_t ws_bytes = size_t{32} << 20;
+  void* ws;
+  CK(cudaMalloc(&ws, ws_bytes));
+  cublasSetStream(h, tm.s);
+  cublasSetWorkspace(h, ws, ws_bytes);
+  __nv_bfloat16 *w, *x, *out;
+  CK(cudaMalloc(&w, n * k * 2));
+  CK(cudaMalloc(&x, m * k * 2));
+  CK(cudaMalloc(&out, m * n * 2));
+  bench::gen_bf16<<<1024, 256>>>(w, n * k, 7, 0.02f);
+  bench::gen_bf16<<<1024, 256>>>(x, m * k, 12345, 1.0f);
+  CK(cudaDeviceSynchronize());
+  const float one = 1.f, zero = 0.f;
+  std::vector<std::string> names = {"cublasGemmEx default"};
+  std::vector<cudaGraphExec_t> graphs;
+  auto graph_of = [&](auto&& call) { return solgemm::kernels::capture_graph(tm.s, [&](cudaStream_t) { return call(); }); };
+  graphs.push_back(graph_of([&] {
+    return cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), m, static_cast<int>(k), &one, w, CUDA_R_16BF,
+                        static_cast<int>(k), x, CUDA_R_16BF, static_cast<int>(k), &zero, out, CUDA_R_16BF,
+                        static_cast<int>(n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS;
+  }));
+  cublasLtMatmulDesc_t op;
+  cublasLtMatrixLayout_t la, lb, lc;
+  cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F);
+  const cublasOperation_t tt = CUBLAS_OP_T, nn = CUBLAS_OP_N;
+  cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &tt, sizeof(tt));
+  cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &nn, sizeof(nn));
+  cublasLtMatrixLayoutCreate(&la, CUDA_R_16BF, k, n, k);
+  cublasLtMatrixLayoutCreate(&lb, CUDA_R_16BF, k, m, k);
+  cublasLtMatrixLayoutCreate(&lc, CUDA_R_16BF, n, m, n);
+  cublasLtMatmulPreference_t pref;
+  cublasLtMatmulPreferenceCreate(&pref);
+  uint64_t wsb = ws_bytes;
+  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsb, sizeof(wsb));
+  cublasLtMatmulHeuristicResult_t heur[1];
+  int found = 0;
+  cublasLtMatmulAlgoGetHeuristic(lt, op, la, lb, lc, lc, pref, 1, heur, &found);
+  if (found < 1) {
+    std::fprintf(stderr, "lt_pair: no heuristic result\n");
+    return 1;
+  }
+  std::vector<cublasLtMatmulAlgo_t> algos;
+  algos.reserve(16);
+  for (const char* p = spec; *p;) {
+    const unsigned tile = static_cast<unsigned>(std::atoi(p));
+    const char* sl = std::strchr(p, '/');
+    const unsigned custom = sl ? static_cast<unsigned>(std::atoi(sl + 1)) : 0;
+    if (algos.size() == algos.capacity()) {  // (the graphs hold pointers into algos)
+      std::fprintf(stderr, "lt_pair: at most 16 configurations\n");
+      return 1;
+    }
+    cublasLtMatmulAlgo_t a = heur[0].algo;
+    const int32_t no_split = 1;
+    const uint32_t no_scheme = CUBLASLT_REDUCTION_SCHEME_NONE;
+    cublasLtMatmulAlgoConfigSetAttribute(&a, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &no_split, sizeof(no_split));
+    cublasLtMatmulAlgoConfigSetAttribute(&a, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &no_scheme, sizeof(no_scheme));
+    cublasLtMatmulAlgoConfigSetAttribute(&a, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof(tile));
+    cublasLtMatmulAlgoConfigSetAttribute(&a, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, &custom, sizeof(custom));
+    cublasLtMatmulHeuristicResult_t r{};
+    if (cublasLtMatmulAlgoCheck(lt, op, la, lb, lc, lc, &a, &r) != CUBLAS_STATUS_SUCCESS || r.workspaceSize > ws_bytes) {
+      std::fprintf(stderr, "lt_pair: tile %u/%u not usable for this problem\n", tile, custom);
+      return 1;
+    }
+    algos.push_back(a);
+    const cublasLtMatmulAlgo_t* ap = &algos.back();
+    graphs.push_back(graph_of([&, ap] {
+      return cublasLtMatmul(lt, op, &one, w, la, x, lb, &zero, out, lc, out, lc, ap, ws, ws_bytes, tm.s) ==
+             CUBLAS_STATUS_SUCCESS;
+    }));
+    names.push_back("tile " + std::to_string(tile) + "/" + std::to_string(custom));
+    const char* comma = std::strchr(p, ',');
+    if (!comma) break;
+    p = comma + 1;
+  }
+  const size_t g = graphs.size();
+  for (size_t i = 0; i < g; ++i)
+    if (!graphs[i]) {
+      std::fprintf(stderr, "lt_pair: %s could not be captured\n", names[i].c_str());
+      return 1;
+    }
+  std::vector<std::vector<float>> t(g);
+  for (size_t i = 0; i < g; ++i) tm.median(graphs[i], 2);  // warm-up (module loading)
+  for (int r = 0; r < rounds; ++r)
+    for (size_t j = 0; j < g; ++j) {
+      const size_t i = (j + static_cast<size_t>(r)) % g;  // rotating order
+      t[i].push_back(tm.median(graphs[i], 1) - fixed);
+    }
+  auto med = [](std::vector<float> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  std::printf("lt_pair: %lld x %lld, m = %d, %d rounds, fixed cost %.2f us subtracted\n", static_cast<long long>(n),
+              static_cast<long long>(k), m, rounds, fixed);
+  for (size_t i = 0; i < g; ++i) {
+    std::vector<float> ratio;
+    for (int r = 0; r < rounds; ++r) ratio.push_back(t[i][static_cast<size_t>(r)] / t[0][static_cast<size_t>(r)]);
+    std::printf("  %-22s median %7.2f us, per-round ratio to the default %.3f\n", names[i].c_str(), med(t[i]), med(ratio));
+  }
+  for (size_t i = 1; i < g; ++i)
+    for (size_t j = i + 1; j < g; ++j) {
+      std::vector<float> ratio;
+      for (int r = 0; r < rounds; ++r) ratio.push_back(t[j][static_cast<size_t>(r)] / t[i][static_cast<size_t>(r)]);
+      std::printf("  %s / %s per round: median %.3f\n", names[j].c_str(), names[i].c_str(), med(ratio));
+    }
+  return 0;
+}
