@@ -19,9 +19,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <vector>
 
+#include "gen.hpp"      // judge/: bf16_f32
 #include "kernels.hpp"  // judge/: the baseline's cast (bf16_to_f32)
 
 namespace {
@@ -33,7 +33,7 @@ enum Dtype : int {
   kU64 = 29
 };
 
-__device__ float bf16_f32(uint16_t b) { return __uint_as_float(static_cast<uint32_t>(b) << 16); }
+using solgemm::judge::gen::bf16_f32;
 __device__ float half_f32(uint16_t h) { return __half2float(__ushort_as_half(h)); }
 __device__ float fp8_f32(uint8_t v, __nv_fp8_interpretation_t t) {
   return __half2float(__half(__nv_cvt_fp8_to_halfraw(v, t)));
@@ -141,10 +141,7 @@ int main(int argc, char** argv) {
       check(cudaDeviceSynchronize(), "cast");
       check(cudaMemcpy(hy.data(), dy, n * 4, cudaMemcpyDeviceToHost), "copy back");
       for (int i = 0; i < n; ++i) {
-        const uint32_t b = static_cast<uint32_t>(hx[i]) << 16;
-        float f;
-        std::memcpy(&f, &b, 4);
-        if (hy[i] != f) {
+        if (hy[i] != bf16_f32(hx[i])) {
           std::fprintf(stderr, "cast_probe: variant %d wrong at %d\n", v, i);
           return 1;
         }

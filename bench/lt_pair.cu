@@ -17,6 +17,7 @@
 
 #include "bench_data.cuh"
 #include "bench_util.cuh"
+#include "lt_bench.cuh"
 #include "kernels/graph_capture.hpp"
 
 int main(int argc, char** argv) {
@@ -28,14 +29,7 @@ int main(int argc, char** argv) {
   // LT_FLUSH_MB: the read before each replay, in MB (default the judge-like 512; the vendor tuner reads 256).
   if (const char* f = std::getenv("LT_FLUSH_MB")) tm.flush_n = std::min<size_t>(tm.flush_n, (std::atoll(f) << 20) / 16);
   const float fixed = tm.fixed_cost();
-  cublasHandle_t h;
-  cublasLtHandle_t lt;
-  if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS || cublasLtCreate(&lt) != CUBLAS_STATUS_SUCCESS) return 1;
-  const size_t ws_bytes = size_t{32} << 20;
-  void* ws;
-  CK(cudaMalloc(&ws, ws_bytes));
-  cublasSetStream(h, tm.s);
-  cublasSetWorkspace(h, ws, ws_bytes);
+  const bench::LtBlas blas(tm.s);
   __nv_bfloat16 *w, *x, *out;
   CK(cudaMalloc(&w, n * k * 2));
   CK(cudaMalloc(&x, m * k * 2));
@@ -47,28 +41,10 @@ int main(int argc, char** argv) {
   std::vector<std::string> names = {"cublasGemmEx default"};
   std::vector<cudaGraphExec_t> graphs;
   auto graph_of = [&](auto&& call) { return solgemm::kernels::capture_graph(tm.s, [&](cudaStream_t) { return call(); }); };
-  graphs.push_back(graph_of([&] {
-    return cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), m, static_cast<int>(k), &one, w, CUDA_R_16BF,
-                        static_cast<int>(k), x, CUDA_R_16BF, static_cast<int>(k), &zero, out, CUDA_R_16BF,
-                        static_cast<int>(n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS;
-  }));
-  cublasLtMatmulDesc_t op;
-  cublasLtMatrixLayout_t la, lb, lc;
-  cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F);
-  const cublasOperation_t tt = CUBLAS_OP_T, nn = CUBLAS_OP_N;
-  cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &tt, sizeof(tt));
-  cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &nn, sizeof(nn));
-  cublasLtMatrixLayoutCreate(&la, CUDA_R_16BF, k, n, k);
-  cublasLtMatrixLayoutCreate(&lb, CUDA_R_16BF, k, m, k);
-  cublasLtMatrixLayoutCreate(&lc, CUDA_R_16BF, n, m, n);
-  cublasLtMatmulPreference_t pref;
-  cublasLtMatmulPreferenceCreate(&pref);
-  uint64_t wsb = ws_bytes;
-  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsb, sizeof(wsb));
+  graphs.push_back(graph_of([&] { return blas.gemm_default(n, m, k, w, x, out); }));
+  const bench::LtGemm prob(n, m, k);
   cublasLtMatmulHeuristicResult_t heur[1];
-  int found = 0;
-  cublasLtMatmulAlgoGetHeuristic(lt, op, la, lb, lc, lc, pref, 1, heur, &found);
-  if (found < 1) {
+  if (prob.heuristic(blas.lt, blas.ws_bytes, 1, heur) < 1) {
     std::fprintf(stderr, "lt_pair: no heuristic result\n");
     return 1;
   }
@@ -89,16 +65,15 @@ int main(int argc, char** argv) {
     cublasLtMatmulAlgoConfigSetAttribute(&a, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &no_scheme, sizeof(no_scheme));
     cublasLtMatmulAlgoConfigSetAttribute(&a, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof(tile));
     cublasLtMatmulAlgoConfigSetAttribute(&a, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, &custom, sizeof(custom));
-    cublasLtMatmulHeuristicResult_t r{};
-    if (cublasLtMatmulAlgoCheck(lt, op, la, lb, lc, lc, &a, &r) != CUBLAS_STATUS_SUCCESS || r.workspaceSize > ws_bytes) {
+    if (!prob.usable(blas.lt, a, blas.ws_bytes)) {
       std::fprintf(stderr, "lt_pair: tile %u/%u not usable for this problem\n", tile, custom);
       return 1;
     }
     algos.push_back(a);
     const cublasLtMatmulAlgo_t* ap = &algos.back();
     graphs.push_back(graph_of([&, ap] {
-      return cublasLtMatmul(lt, op, &one, w, la, x, lb, &zero, out, lc, out, lc, ap, ws, ws_bytes, tm.s) ==
-             CUBLAS_STATUS_SUCCESS;
+      return cublasLtMatmul(blas.lt, prob.op, &one, w, prob.a, x, prob.b, &zero, out, prob.c, out, prob.c, ap, blas.ws,
+                            blas.ws_bytes, tm.s) == CUBLAS_STATUS_SUCCESS;
     }));
     names.push_back("tile " + std::to_string(tile) + "/" + std::to_string(custom));
     const char* comma = std::strchr(p, ',');

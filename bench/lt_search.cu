@@ -24,6 +24,7 @@
 #include "bench_data.cuh"
 #include "kernels/graph_capture.hpp"
 #include "bench_util.cuh"
+#include "lt_bench.cuh"
 
 namespace {
 
@@ -113,14 +114,10 @@ int main(int argc, char** argv) {
   }
   Timer tm;
   const float fixed = tm.fixed_cost();
-  cublasHandle_t h;
-  cublasLtHandle_t lt;
-  if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS || cublasLtCreate(&lt) != CUBLAS_STATUS_SUCCESS) return 1;
-  const size_t ws_bytes = size_t{32} << 20;
-  void* ws;
-  CK(cudaMalloc(&ws, ws_bytes));
-  cublasSetStream(h, tm.s);
-  cublasSetWorkspace(h, ws, ws_bytes);
+  const bench::LtBlas blas(tm.s);
+  const cublasLtHandle_t lt = blas.lt;
+  void* const ws = blas.ws;
+  const size_t ws_bytes = blas.ws_bytes;
   int64_t max_nk = 0, max_k = 0, max_n = 0;
   for (const Shape& sh : shapes) {
     max_nk = std::max(max_nk, sh.n * sh.k);
@@ -158,47 +155,26 @@ int main(int argc, char** argv) {
   for (const Shape& sh : shapes)
     for (int m : ms) {
       const float one = 1.f, zero = 0.f;
-      auto base = [&] {
-        return cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(sh.n), m, static_cast<int>(sh.k), &one, w,
-                            CUDA_R_16BF, static_cast<int>(sh.k), x, CUDA_R_16BF, static_cast<int>(sh.k), &zero, ref,
-                            CUDA_R_16BF, static_cast<int>(sh.n), CUBLAS_COMPUTE_32F,
-                            CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS;
-      };
+      auto base = [&] { return blas.gemm_default(sh.n, m, sh.k, w, x, ref); };
       base();
       CK(cudaStreamSynchronize(tm.s));
       std::vector<uint16_t> href(static_cast<size_t>(m) * sh.n), hout(href.size());
       CK(cudaMemcpy(href.data(), ref, href.size() * 2, cudaMemcpyDeviceToHost));
       const float t_base = time_call(base, 21);
 
-      cublasLtMatmulDesc_t op;
-      cublasLtMatrixLayout_t la, lb, lc;
-      cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F);
-      const cublasOperation_t tt = CUBLAS_OP_T, nn = CUBLAS_OP_N;
-      cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &tt, sizeof(tt));
-      cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &nn, sizeof(nn));
-      cublasLtMatrixLayoutCreate(&la, CUDA_R_16BF, sh.k, sh.n, sh.k);
-      cublasLtMatrixLayoutCreate(&lb, CUDA_R_16BF, sh.k, m, sh.k);
-      cublasLtMatrixLayoutCreate(&lc, CUDA_R_16BF, sh.n, m, sh.n);
+      const bench::LtGemm g(sh.n, m, sh.k);
+      const cublasLtMatmulDesc_t op = g.op;
+      const cublasLtMatrixLayout_t la = g.a, lb = g.b, lc = g.c;
       auto lt_call = [&](const cublasLtMatmulAlgo_t& a) {
         return [&, a] {
           return cublasLtMatmul(lt, op, &one, w, la, x, lb, &zero, out, lc, out, lc, &a, ws, ws_bytes, tm.s) ==
                  CUBLAS_STATUS_SUCCESS;
         };
       };
-      auto usable = [&](const cublasLtMatmulAlgo_t& a) {
-        cublasLtMatmulHeuristicResult_t r{};
-        return cublasLtMatmulAlgoCheck(lt, op, la, lb, lc, lc, &a, &r) == CUBLAS_STATUS_SUCCESS &&
-               r.workspaceSize <= ws_bytes;
-      };
+      auto usable = [&](const cublasLtMatmulAlgo_t& a) { return g.usable(lt, a, ws_bytes); };
       // The heuristic's first choice.
-      cublasLtMatmulPreference_t pref;
-      cublasLtMatmulPreferenceCreate(&pref);
-      uint64_t wsb = ws_bytes;
-      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsb, sizeof(wsb));
       cublasLtMatmulHeuristicResult_t heur[8];
-      int found = 0;
-      cublasLtMatmulAlgoGetHeuristic(lt, op, la, lb, lc, lc, pref, 8, heur, &found);
-      cublasLtMatmulPreferenceDestroy(pref);
+      const int found = g.heuristic(lt, ws_bytes, 8, heur);
       const float t_heur = found > 0 ? time_call(lt_call(heur[0].algo), 21) : 1e30f;
 
       // Screen: id x tile x stages x cluster, split-K 1.
@@ -253,6 +229,7 @@ int main(int argc, char** argv) {
       for (int masked = 0; masked < 2; ++masked) {
         cublasLtMatmulPreference_t p2;
         cublasLtMatmulPreferenceCreate(&p2);
+        const uint64_t wsb = ws_bytes;
         cublasLtMatmulPreferenceSetAttribute(p2, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsb, sizeof(wsb));
         const uint32_t mask = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
         if (masked) cublasLtMatmulPreferenceSetAttribute(p2, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &mask, sizeof(mask));
@@ -347,10 +324,6 @@ int main(int argc, char** argv) {
                     c.desc.c_str());
       }
       std::fflush(stdout);
-      cublasLtMatrixLayoutDestroy(lc);
-      cublasLtMatrixLayoutDestroy(lb);
-      cublasLtMatrixLayoutDestroy(la);
-      cublasLtMatmulDescDestroy(op);
     }
   return 0;
 }

@@ -161,9 +161,8 @@ TEST(Skinny, ExceptionsPatchedExactly) {
   const uint64_t seed = solgemm::testing::test_seed(0xE5Cu);
   const int64_t n = 512, k = 4096;
   Dev<__nv_bfloat16> dw(static_cast<size_t>(n * k));
-  skt::gen_bf16<<<1024, 256>>>(dw.p, n * k, seed, 0.02f);
-  SKT_CK(cudaDeviceSynchronize());
-  std::vector<uint16_t> hw = Dev<uint16_t>::get_from(reinterpret_cast<uint16_t*>(dw.p), static_cast<size_t>(n * k));
+  std::vector<uint16_t> hw;
+  ASSERT_NO_FATAL_FAILURE(skt::gen_weights(dw.p, n, k, seed, 0.02f, &hw));
   std::vector<int64_t> cols;
   const uint16_t specials[] = {0x0000, 0x8000, 0x0001, 0x8013, 0x0080, 0x4480, 0xC2F7, 0x3F80, 0x007F};
   for (int i = 0; i < 1200; ++i) {
@@ -210,10 +209,9 @@ TEST(Skinny, CodedDomainFallback16) {
   for (int variant = 0; variant < 2; ++variant) {
     SCOPED_TRACE(variant == 0 ? "base 97 + outliers at 2^113" : "base above 224");
     Dev<__nv_bfloat16> dw(static_cast<size_t>(n * k));
-    skt::gen_bf16<<<1024, 256>>>(dw.p, n * k, seed + variant, variant == 0 ? std::ldexp(0.02f, -11) : std::ldexp(1.f, 114));
-    SKT_CK(cudaDeviceSynchronize());
-    std::vector<uint16_t> hw =
-        Dev<uint16_t>::get_from(reinterpret_cast<uint16_t*>(dw.p), static_cast<size_t>(n * k));
+    std::vector<uint16_t> hw;
+    const float sigma = variant == 0 ? std::ldexp(0.02f, -11) : std::ldexp(1.f, 114);
+    ASSERT_NO_FATAL_FAILURE(skt::gen_weights(dw.p, n, k, seed + variant, sigma, &hw));
     if (variant == 0)
       for (int i = 0; i < 20; ++i) hw[static_cast<size_t>(skt::mix(seed + 31 * i) % (n * k))] = (i & 1) ? 0x7800 : 0xF855;
     SKT_CK(cudaMemcpy(dw.p, hw.data(), hw.size() * 2, cudaMemcpyHostToDevice));
@@ -290,9 +288,8 @@ TEST(Skinny, Fallback16NoCompress) {
   const uint64_t seed = solgemm::testing::test_seed(0x16u);
   const int64_t n = 8192, k = 1024;
   Dev<__nv_bfloat16> dw(static_cast<size_t>(n * k));
-  skt::gen_bf16<<<1024, 256>>>(dw.p, n * k, seed, 0.02f);
-  SKT_CK(cudaDeviceSynchronize());
-  std::vector<uint16_t> hw = Dev<uint16_t>::get_from(reinterpret_cast<uint16_t*>(dw.p), static_cast<size_t>(n * k));
+  std::vector<uint16_t> hw;
+  ASSERT_NO_FATAL_FAILURE(skt::gen_weights(dw.p, n, k, seed, 0.02f, &hw));
   solgemm::PrepareOptions opt;
   opt.compress = false;
   Case c{n, k, n, opt, "16-bit", {1, 8, 12, 16, 32, 50, 64}};
@@ -387,10 +384,8 @@ TEST(Skinny, XRingEqualsStagedX) {
     SCOPED_TRACE(std::to_string(s.n) + "x" + std::to_string(s.k) + " rows " + std::to_string(s.rows) + " " +
                  skt::seed_msg(seed));
     Dev<__nv_bfloat16> dw(static_cast<size_t>(s.n * s.k));
-    skt::gen_bf16<<<2048, 256>>>(dw.p, s.n * s.k, seed + static_cast<uint64_t>(s.k), 0.02f);
-    SKT_CK(cudaDeviceSynchronize());
-    const std::vector<uint16_t> hw =
-        Dev<uint16_t>::get_from(reinterpret_cast<uint16_t*>(dw.p), static_cast<size_t>(s.n * s.k));
+    std::vector<uint16_t> hw;
+    ASSERT_NO_FATAL_FAILURE(skt::gen_weights(dw.p, s.n, s.k, seed + static_cast<uint64_t>(s.k), 0.02f, &hw));
     const solgemm::format::Packed pk = solgemm::format::encode_bf16(hw.data(), s.n, s.k);
     ASSERT_EQ(pk.code, solgemm::format::Code::bits12);
     const DevPacked dp(pk);
@@ -448,10 +443,8 @@ TEST(Skinny, XRingStaleRowsNeverReachOutput) {
   for (const S s : {S{8192, 4096, 2, 4, 16}, S{4096, 8192, 2, 8, 16}, S{4096, 8192, 1, 8, 16}}) {
     SCOPED_TRACE(std::to_string(s.n) + "x" + std::to_string(s.k) + " rt" + std::to_string(s.rt) + " " + skt::seed_msg(seed));
     Dev<__nv_bfloat16> dw(static_cast<size_t>(s.n * s.k));
-    skt::gen_bf16<<<2048, 256>>>(dw.p, s.n * s.k, seed + static_cast<uint64_t>(s.n), 0.02f);
-    SKT_CK(cudaDeviceSynchronize());
-    const std::vector<uint16_t> hw =
-        Dev<uint16_t>::get_from(reinterpret_cast<uint16_t*>(dw.p), static_cast<size_t>(s.n * s.k));
+    std::vector<uint16_t> hw;
+    ASSERT_NO_FATAL_FAILURE(skt::gen_weights(dw.p, s.n, s.k, seed + static_cast<uint64_t>(s.n), 0.02f, &hw));
     const solgemm::format::Packed pk = solgemm::format::encode_bf16(hw.data(), s.n, s.k);
     const DevPacked dp(pk);
     SKT_CK(cudaDeviceSynchronize());
@@ -500,10 +493,8 @@ TEST(Skinny, OddShapes) {
   };
   for (const S s : {S{1000, 1000, 1000}, S{37, 77, 37}, S{300, 4100, 129}, S{4100, 200, 4100}}) {
     Dev<__nv_bfloat16> dw(static_cast<size_t>(s.n * s.k));
-    skt::gen_bf16<<<1024, 256>>>(dw.p, s.n * s.k, seed + static_cast<uint64_t>(s.k), 0.02f);
-    SKT_CK(cudaDeviceSynchronize());
-    std::vector<uint16_t> hw =
-        Dev<uint16_t>::get_from(reinterpret_cast<uint16_t*>(dw.p), static_cast<size_t>(s.n * s.k));
+    std::vector<uint16_t> hw;
+    ASSERT_NO_FATAL_FAILURE(skt::gen_weights(dw.p, s.n, s.k, seed + static_cast<uint64_t>(s.k), 0.02f, &hw));
     Case c{s.n, s.k, s.rows, {}, "-bit", {1, 5, 8, 13, 16, 33, 64}};  // small: either code may be chosen
     check_case(dw.p, hw, c, seed);
   }

@@ -93,6 +93,15 @@ struct Dev {
   void put(const std::vector<T>& h) { cudaMemcpy(p, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice); }
 };
 
+// n x k weights N(0, sigma^2) into dw (counter-based: the same seed gives the same matrix), and their bits on the host.
+// (Call it under ASSERT_NO_FATAL_FAILURE: a failed CUDA call ends the helper only.)
+inline void gen_weights(__nv_bfloat16* dw, int64_t n, int64_t k, uint64_t seed, float sigma,
+                        std::vector<uint16_t>* host) {
+  gen_bf16<<<1024, 256>>>(dw, n * k, seed, sigma);
+  SKT_CK(cudaDeviceSynchronize());
+  *host = Dev<uint16_t>::get_from(reinterpret_cast<const uint16_t*>(dw), static_cast<size_t>(n * k));
+}
+
 inline double to_d(uint16_t b) { return static_cast<double>(solgemm::format::bf16_to_f32(b)); }
 inline double to_d(float f) { return static_cast<double>(f); }
 inline bool finite(uint16_t b) { return ((b >> 7) & 0xFF) != 0xFF; }
