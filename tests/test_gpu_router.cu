@@ -81,11 +81,9 @@ void check_router(const Case& c, uint64_t seed, const std::string& family) {
     const size_t used = static_cast<size_t>(m) * c.rows;
     std::vector<float> o(used);
     std::memcpy(o.data(), raw.data(), used * 4);
-    size_t bad = 0, guard_bad = 0;
-    for (size_t i = 0; i < used; ++i) bad += !std::isfinite(o[i]);
-    for (size_t i = used; i < total; ++i) guard_bad += raw[i] != 0xFFFFFFFFu;
-    ASSERT_EQ(bad, 0u) << "NaN/Inf (unwritten?) in out";
-    ASSERT_EQ(guard_bad, 0u) << "written past m x rows";
+    const skt::PoisonCounts pc = skt::poison_counts(raw, used);
+    ASSERT_EQ(pc.bad, 0u) << "NaN/Inf (unwritten?) in out";
+    ASSERT_EQ(pc.guard_bad, 0u) << "written past m x rows";
     EXPECT_LE(skt::rel_l2(o, href, c.rows, 0, m), tol) << "relative L2 error";
     double worst = 0;
     int64_t worst_row = -1;

@@ -82,11 +82,9 @@ void check_case(const __nv_bfloat16* d_w, const std::vector<uint16_t>& hw, const
     SKT_CK(cudaGetLastError());
     const std::vector<uint16_t> o = out.get();
     const size_t used = static_cast<size_t>(m) * c.rows;
-    size_t bad = 0, guard_bad = 0;
-    for (size_t i = 0; i < used; ++i) bad += !skt::finite(o[i]);
-    for (size_t i = used; i < total; ++i) guard_bad += o[i] != 0xFFFF;
-    ASSERT_EQ(bad, 0u) << "NaN/Inf (unwritten?) in out";
-    ASSERT_EQ(guard_bad, 0u) << "written past m x rows";
+    const skt::PoisonCounts pc = skt::poison_counts(o, used);
+    ASSERT_EQ(pc.bad, 0u) << "NaN/Inf (unwritten?) in out";
+    ASSERT_EQ(pc.guard_bad, 0u) << "written past m x rows";
     const double err = skt::rel_l2(o, href, c.rows, 0, m);
     EXPECT_LE(err, c.tol) << "relative L2 error";
     for (int64_t r = 0; r < m; ++r) {
@@ -417,11 +415,9 @@ TEST(Skinny, XRingEqualsStagedX) {
         SKT_CK(cudaDeviceSynchronize());
         o[j] = out.get();
         const size_t used = static_cast<size_t>(m) * s.rows;
-        size_t bad = 0, guard_bad = 0;
-        for (size_t i = 0; i < used; ++i) bad += !skt::finite(o[j][i]);
-        for (size_t i = used; i < total; ++i) guard_bad += o[j][i] != 0xFFFF;
-        EXPECT_EQ(bad, 0u) << (j ? "x ring" : "x staged") << ": NaN/Inf (unwritten?) in out";
-        EXPECT_EQ(guard_bad, 0u) << (j ? "x ring" : "x staged") << ": written past m x rows";
+        const skt::PoisonCounts pc = skt::poison_counts(o[j], used);
+        EXPECT_EQ(pc.bad, 0u) << (j ? "x ring" : "x staged") << ": NaN/Inf (unwritten?) in out";
+        EXPECT_EQ(pc.guard_bad, 0u) << (j ? "x ring" : "x staged") << ": written past m x rows";
         EXPECT_LE(skt::rel_l2(o[j], href, s.rows, 0, m), 1e-2) << (j ? "x ring" : "x staged");
       }
       if (!o[0].empty()) EXPECT_TRUE(o[0] == o[1]) << "x through the ring differs from x staged";
@@ -474,11 +470,9 @@ TEST(Skinny, XRingStaleRowsNeverReachOutput) {
       ASSERT_EQ(clean.size(), total);
       ASSERT_EQ(after_nan.size(), total);
       const size_t used = static_cast<size_t>(m) * s.n;
-      size_t bad = 0, guard_bad = 0;
-      for (size_t i = 0; i < used; ++i) bad += !skt::finite(after_nan[i]);
-      for (size_t i = used; i < total; ++i) guard_bad += after_nan[i] != 0xFFFF;
-      EXPECT_EQ(bad, 0u) << "NaN/Inf in out after a NaN launch";
-      EXPECT_EQ(guard_bad, 0u) << "written past m x rows";
+      const skt::PoisonCounts pc = skt::poison_counts(after_nan, used);
+      EXPECT_EQ(pc.bad, 0u) << "NaN/Inf in out after a NaN launch";
+      EXPECT_EQ(pc.guard_bad, 0u) << "written past m x rows";
       EXPECT_TRUE(clean == after_nan) << "the rows past m of a box reached the output";
     }
   }

@@ -107,6 +107,21 @@ inline double to_d(float f) { return static_cast<double>(f); }
 inline bool finite(uint16_t b) { return ((b >> 7) & 0xFF) != 0xFF; }
 inline bool finite(float f) { return std::isfinite(f); }
 
+// A NaN-poisoned output (every byte 0xFF before the call) as raw bits (BF16 or FP32): the entries of [0, used) that are
+// not finite (unwritten, or NaN / Inf) and those of [used, end) that changed (written past m x rows).
+struct PoisonCounts {
+  size_t bad = 0, guard_bad = 0;
+};
+inline bool finite_bits(uint16_t b) { return finite(b); }
+inline bool finite_bits(uint32_t b) { return ((b >> 23) & 0xFF) != 0xFF; }
+template <class T>
+PoisonCounts poison_counts(const std::vector<T>& raw, size_t used) {
+  PoisonCounts c;
+  for (size_t i = 0; i < used; ++i) c.bad += !finite_bits(raw[i]);
+  for (size_t i = used; i < raw.size(); ++i) c.guard_bad += raw[i] != static_cast<T>(~T{0});
+  return c;
+}
+
 // Probe rows: rows 0, 8, 16, ... of x hold one nonzero +-2^e (e in [-4, 4]) at column col[r / 8].
 struct Probes {
   std::vector<int64_t> col;

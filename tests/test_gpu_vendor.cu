@@ -31,11 +31,9 @@ void check_call(const solgemm::Weights& w, const __nv_bfloat16* x, Dev<uint16_t>
   SKT_CK(cudaGetLastError());
   const std::vector<uint16_t> raw = out.get();
   const size_t used = static_cast<size_t>(m * rows);
-  size_t bad = 0, guard_bad = 0;
-  for (size_t i = 0; i < used; ++i) bad += !skt::finite(raw[i]);
-  for (size_t i = used; i < total; ++i) guard_bad += raw[i] != 0xFFFFu;
-  ASSERT_EQ(bad, 0u) << "NaN/Inf (unwritten?) in out";
-  ASSERT_EQ(guard_bad, 0u) << "written past m x rows";
+  const skt::PoisonCounts pc = skt::poison_counts(raw, used);
+  ASSERT_EQ(pc.bad, 0u) << "NaN/Inf (unwritten?) in out";
+  ASSERT_EQ(pc.guard_bad, 0u) << "written past m x rows";
   std::vector<double> r(href.begin(), href.begin() + static_cast<std::ptrdiff_t>(used));
   EXPECT_LE(skt::rel_l2(raw, r, rows, 0, m), 1e-2) << "relative L2 error";
   for (int64_t p = 0; p < m; p += 8) EXPECT_LE(skt::rel_l2(raw, r, rows, p, p + 1), 1e-3) << "probe row " << p;
