@@ -65,6 +65,16 @@ run_label_direct() {
     echo "== $name"
     (cd "$BUILD/tests" && "./$name" --gtest_brief=1) || rc=1
   done
+  # The Python bindings' tests (CTest python_<label>), when the prebuilt module imports with this machine's python3
+  # (a module is built for one Python version; exit code 77 = skipped).
+  if [ -d "$BUILD/python/solgemm" ] && PYTHONPATH="$BUILD/python" python3 -c "import solgemm" 2>/dev/null; then
+    echo "== python_$label"
+    PYTHONPATH="$BUILD/python" python3 "$ROOT/python/tests/test_solgemm.py" "$label"
+    local prc=$?
+    [ $prc -eq 0 ] || [ $prc -eq 77 ] || rc=1
+  else
+    echo "== python_$label: not run (no module in $BUILD/python that $(python3 --version 2>&1) imports)"
+  fi
   return $rc
 }
 for label in gpu cpu; do
