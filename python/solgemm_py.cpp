@@ -165,6 +165,16 @@ NB_MODULE(_solgemm, m) {
            "out[:m, :rows] = x @ W[:rows].T on `stream` (an integer handle; 0 = the legacy default stream). x: "
            "(m, K) bfloat16; out: (m, rows), bfloat16 (float32 for float32 weights); rows = -1 means N. "
            "Enqueues kernels only: CUDA-graph safe, never synchronises.")
+      .def("run_ptr",
+           [](const PyWeights& pw, uintptr_t x, int64_t mm, uintptr_t out, int64_t rows, uintptr_t stream) {
+             DeviceGuard guard(pw.device);
+             pw.w.run(reinterpret_cast<const void*>(x), mm, reinterpret_cast<void*>(out), rows < 0 ? pw.w.n() : rows,
+                      as_stream(stream));
+           },
+           nb::arg("x_ptr"), nb::arg("m"), nb::arg("out_ptr"), nb::arg("rows") = -1, nb::arg("stream") = 0,
+           "run() on raw device addresses (integers), for callers that have checked their arrays (solgemm.Linear): "
+           "x_ptr -> m x K bfloat16 row-major, 16-byte aligned; out_ptr -> m x rows of out_dtype; on the device the "
+           "weights were prepared on. Only m, rows and null pointers are checked here.")
       .def("plan_for", [](const PyWeights& p, int64_t mm, int64_t rows) { return p.w.plan_for(mm, rows < 0 ? p.w.n() : rows); },
            nb::arg("m"), nb::arg("rows") = -1, "The kernel and configuration a call of this size uses, as one line.")
       .def("weight_bits", [](const PyWeights& p, int64_t mm, int64_t rows) { return p.w.weight_bits(mm, rows < 0 ? p.w.n() : rows); },

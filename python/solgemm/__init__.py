@@ -36,6 +36,9 @@ class Linear:
     weight: (N, K) CUDA tensor, bfloat16 or float32 (float32 weights give float32 outputs).
     rows: output features computed by default (the first ``rows`` of N; None = N).
     options: ``solgemm.Weights.prepare``'s keywords (compress, router_mode, tune_vendor, tune_file, max_m, kernel).
+
+    A call checks x and out in Python (attribute reads only) and hands their addresses to the C++ core
+    (``Weights.run_ptr``): its host path is about as long as ``F.linear``'s (``bench/py_call_overhead.py``).
     """
 
     def __init__(self, weight, rows=None, **options):
@@ -49,40 +52,61 @@ class Linear:
             stream = torch.cuda.current_stream(weight.device).cuda_stream
             self.weights = Weights.prepare(weight, stream=stream, **options)
         self.device = weight.device
+        self.n, self.k = self.weights.n, self.weights.k
         self.out_dtype = torch.float32 if self.weights.out_dtype == "f32" else torch.bfloat16
-        self.rows = self.weights.n if rows is None else int(rows)
-        if not 1 <= self.rows <= self.weights.n:
-            raise Error(f"solgemm.Linear: rows = {self.rows}; expected 1 <= rows <= N = {self.weights.n}")
+        self.rows = self.n if rows is None else int(rows)
+        if not 1 <= self.rows <= self.n:
+            raise Error(f"solgemm.Linear: rows = {self.rows}; expected 1 <= rows <= N = {self.n}")
+        self._torch = torch
+        self._tensor = torch.Tensor
+        # The current stream's raw handle without building a Stream object (torch's private accessor, as Triton
+        # uses it), else the public one.
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        index = self.device.index if self.device.index is not None else torch.cuda.current_device()
+        if raw is not None:
+            self._stream = lambda: raw(index)
+        else:  # pragma: no cover - older or newer torch
+            self._stream = lambda: torch.cuda.current_stream(self.device).cuda_stream
 
     @property
     def description(self):
         return self.weights.description
 
+    def _fail(self, what):
+        raise Error(f"solgemm.Linear: {what}")
+
     def __call__(self, x, rows=None, out=None):
         """x: (..., K) bfloat16 CUDA tensor on the weight's device -> (..., rows). ``out`` (optional): a
-        contiguous tensor of that shape and the output dtype, written in place and returned."""
-        torch = _torch()
+        contiguous tensor of that shape and the output dtype on that device, written in place and returned."""
+        torch = self._torch
         rows = self.rows if rows is None else int(rows)
-        if not isinstance(x, torch.Tensor):
-            raise Error(f"solgemm.Linear: x is a {type(x).__name__}; expected a torch.Tensor")
-        if x.dim() < 1:
-            raise Error("solgemm.Linear: x is a scalar; expected (..., K) with K = {}".format(self.weights.k))
-        k = x.shape[-1]
-        if k != self.weights.k:
-            raise Error(f"solgemm.Linear: x has shape {tuple(x.shape)}; expected (..., K) with K = {self.weights.k}")
-        lead = tuple(x.shape[:-1])
-        x2 = x.reshape(-1, k)
-        if not x2.is_contiguous():
-            x2 = x2.contiguous()
-        if x2.data_ptr() % 16 != 0:  # a view at an odd offset: the kernels read x in 16-byte pieces
-            x2 = x2.clone()
+        if not isinstance(x, self._tensor):
+            self._fail(f"x is a {type(x).__name__}; expected a torch.Tensor")
+        shape = x.shape
+        if len(shape) < 1 or shape[-1] != self.k:
+            self._fail(f"x has shape {tuple(shape)}; expected (..., K) with K = {self.k}")
+        if x.dtype != torch.bfloat16:
+            self._fail(f"x has dtype {str(x.dtype)[6:]}; expected bfloat16")
+        if x.device != self.device:
+            self._fail(f"x is on {x.device}; expected {self.device}, where the weights are")
+        if not 1 <= rows <= self.n:
+            self._fail(f"rows = {rows}; expected 1 <= rows <= N = {self.n}")
+        lead = shape[:-1]
+        if not x.is_contiguous():
+            x = x.contiguous()
+        if x.data_ptr() % 16 != 0:  # a view at an odd offset: the kernels read x in 16-byte pieces
+            x = x.clone()
         if out is None:
-            out = torch.empty(lead + (rows,), dtype=self.out_dtype, device=self.device)
-        elif not isinstance(out, torch.Tensor) or tuple(out.shape) != lead + (rows,) or not out.is_contiguous():
-            what = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
-            raise Error(f"solgemm.Linear: out is {what}; expected a contiguous tensor of shape {lead + (rows,)}")
-        # On the weights' device's current stream; the module checks that x and out are on that device.
-        self.weights.run(x2, out.view(-1, rows), rows, torch.cuda.current_stream(self.device).cuda_stream)
+            out = torch.empty((*lead, rows), dtype=self.out_dtype, device=self.device)
+        elif (not isinstance(out, self._tensor) or out.shape != (*lead, rows) or out.dtype != self.out_dtype
+              or out.device != self.device or not out.is_contiguous()):
+            what = (f"{tuple(out.shape)} {str(out.dtype)[6:]} on {out.device}" if isinstance(out, self._tensor)
+                    else type(out).__name__)
+            self._fail(f"out is {what}; expected a contiguous {str(self.out_dtype)[6:]} tensor of shape "
+                       f"{(*lead, rows)} on {self.device}")
+        m = x.numel() // self.k
+        if m > 0:
+            self.weights.run_ptr(x.data_ptr(), m, out.data_ptr(), rows, self._stream())
         return out
 
 

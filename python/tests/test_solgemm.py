@@ -127,7 +127,9 @@ class Gpu(unittest.TestCase):
         cases = [
             (lambda: lin(x[:, :512]), r"x has shape \(4, 512\); expected \(\.\.\., K\) with K = 1024"),
             (lambda: lin(x.float()), r"x has dtype float32; expected bfloat16"),
-            (lambda: lin(x.cpu()), r"x is on the CPU; expected a CUDA device array"),
+            (lambda: lin(x.cpu()), r"x is on cpu; expected cuda:0, where the weights are"),
+            (lambda: lin(x, out=t.empty(4, 512, dtype=t.float32, device=self.dev)),
+             r"out is \(4, 512\) float32 on cuda:0; expected a contiguous bfloat16 tensor of shape \(4, 512\)"),
             (lambda: lin(x, rows=513), r"rows = 513; expected 1 <= rows <= N = 512"),
             (lambda: lin(x, out=t.empty(4, 511, dtype=t.bfloat16, device=self.dev)), r"out is \(4, 511\)"),
             (lambda: lin.weights.run(x[:, ::2], t.empty(4, 512, dtype=t.bfloat16, device=self.dev)),
