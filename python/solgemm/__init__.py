@@ -6,7 +6,8 @@ Two layers:
   copies and packs W once; ``w.run(x, out, rows, stream)`` enqueues ``out = x @ W[:rows].T`` on a CUDA stream
   given as an integer handle. No framework is needed.
 * ``Linear`` / ``linear`` (PyTorch): a drop-in for ``torch.nn.functional.linear(x, W)`` without bias, on the
-  current CUDA stream, any leading batch dimensions, output allocated for you; CUDA-graph capturable.
+  current CUDA stream, any leading batch dimensions, output allocated for you; CUDA-graph capturable, and traced by
+  ``torch.compile`` as the custom operator ``torch.ops.solgemm.linear`` (no graph break).
 
     import torch, solgemm
     W = torch.randn(4096, 8192, device="cuda", dtype=torch.bfloat16)
@@ -28,6 +29,42 @@ def _torch():
     except ImportError as e:  # pragma: no cover - depends on the environment
         raise Error("solgemm.Linear: PyTorch is not installed; use solgemm.Weights with any DLPack array") from e
     return torch
+
+
+_LINEARS = None  # handle -> Linear (weak), for the custom operator; created with the first Linear
+_OP = None
+_HANDLES = None  # a counter: a handle is never reused within the process (compiled graphs hold handles)
+
+
+def _register_op(torch):
+    """``torch.ops.solgemm.linear(x, handle, rows)``: a Linear's call as a PyTorch custom operator (torch >= 2.4),
+    so that ``torch.compile`` traces it (its fake implementation gives the output's shape and dtype) instead of
+    breaking the graph at the call's use of raw addresses. None where torch.library.custom_op is missing."""
+    global _LINEARS, _OP, _HANDLES
+    if _OP is not None or not hasattr(torch, "library") or not hasattr(torch.library, "custom_op"):
+        return _OP
+    import itertools
+    import weakref
+
+    _LINEARS = weakref.WeakValueDictionary()
+    _HANDLES = itertools.count(1)
+
+    def lookup(handle):
+        lin = _LINEARS.get(handle)
+        if lin is None:
+            raise Error(f"solgemm.linear: no live solgemm.Linear with handle {handle}")
+        return lin
+
+    @torch.library.custom_op("solgemm::linear", mutates_args=())
+    def linear_op(x: torch.Tensor, handle: int, rows: int) -> torch.Tensor:
+        return lookup(handle)._eager(x, rows, None)
+
+    @linear_op.register_fake
+    def _(x, handle, rows):
+        return x.new_empty((*x.shape[:-1], rows), dtype=lookup(handle).out_dtype)
+
+    _OP = torch.ops.solgemm.linear  # (the overload packet: what torch.compile traces)
+    return _OP
 
 
 class Linear:
@@ -59,6 +96,13 @@ class Linear:
             raise Error(f"solgemm.Linear: rows = {self.rows}; expected 1 <= rows <= N = {self.n}")
         self._torch = torch
         self._tensor = torch.Tensor
+        self._op = _register_op(torch)
+        self._handle = 0
+        if self._op is not None:
+            self._handle = next(_HANDLES)
+            _LINEARS[self._handle] = self
+        compiler = getattr(torch, "compiler", None)
+        self._compiling = getattr(compiler, "is_compiling", None) or (lambda: False)
         # The current stream's raw handle without building a Stream object (torch's private accessor, as Triton
         # uses it), else the public one.
         raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
@@ -77,9 +121,15 @@ class Linear:
 
     def __call__(self, x, rows=None, out=None):
         """x: (..., K) bfloat16 CUDA tensor on the weight's device -> (..., rows). ``out`` (optional): a
-        contiguous tensor of that shape and the output dtype on that device, written in place and returned."""
-        torch = self._torch
+        contiguous tensor of that shape and the output dtype on that device, written in place and returned.
+        Under ``torch.compile`` the call is the custom operator ``torch.ops.solgemm.linear`` (without ``out``)."""
         rows = self.rows if rows is None else int(rows)
+        if out is None and self._op is not None and self._compiling():
+            return self._op(x, self._handle, rows)
+        return self._eager(x, rows, out)
+
+    def _eager(self, x, rows, out):
+        torch = self._torch
         if not isinstance(x, self._tensor):
             self._fail(f"x is a {type(x).__name__}; expected a torch.Tensor")
         shape = x.shape

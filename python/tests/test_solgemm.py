@@ -120,6 +120,21 @@ class Gpu(unittest.TestCase):
             t.cuda.synchronize()
             self.assertTrue(t.equal(yg, lin(xs)), f"graph replay {i}: seed={SEED}")
 
+    def test_torch_compile(self):
+        t = self.torch
+        if not hasattr(t.library, "custom_op"):
+            self.skipTest("torch.library.custom_op missing (torch < 2.4): no custom operator")
+        w, x = self.data(1024, 2048, 24, t.bfloat16, 55)
+        lin = solgemm.Linear(w, tune_vendor=False)
+        want = lin(x.view(4, 6, 2048)).float() * 2 + 1
+        for backend in ("aot_eager", "inductor"):  # fullgraph: the call must not break the graph
+            t._dynamo.reset()
+            f = t.compile(lambda a: lin(a).float() * 2 + 1, backend=backend, fullgraph=True)
+            got = f(x.view(4, 6, 2048))
+            self.assertEqual(tuple(got.shape), (4, 6, 1024), backend)
+            self.assertTrue(t.equal(got, want), f"torch.compile ({backend}) against eager: seed={SEED}")
+        self.assertTrue(t.equal(t.ops.solgemm.linear(x, lin._handle, 512), lin(x, rows=512)))
+
     def test_bad_arguments(self):
         t = self.torch
         w, x = self.data(512, 1024, 4, t.bfloat16, 5)
