@@ -20,7 +20,7 @@ ValueError) with one line naming the argument, what it is and what was expected.
 
 from ._solgemm import Error, Weights
 
-__all__ = ["Error", "Weights", "Linear", "linear"]
+__all__ = ["Error", "Weights", "Linear", "linear", "from_module"]
 
 
 def _torch():
@@ -163,3 +163,32 @@ class Linear:
 def linear(x, weights, rows=None, out=None):
     """``torch.nn.functional.linear(x, W)`` (no bias) for ``weights``, a ``solgemm.Linear``."""
     return weights(x, rows=rows, out=out)
+
+
+def from_module(module, **options):
+    """A ``torch.nn.Module`` that computes what ``module`` (a ``torch.nn.Linear`` with bfloat16 or float32 weights)
+    computes, through a ``Linear`` of its weight, its bias (if any) added to the output; for swapping the projections
+    of a loaded model in place (``parent.proj = solgemm.from_module(parent.proj)``). Inputs must be bfloat16 (float32
+    weights give float32 outputs, as ``Linear``). ``options``: ``Linear``'s."""
+    torch = _torch()
+    if not isinstance(module, torch.nn.Linear):
+        raise Error(f"solgemm.from_module: module is a {type(module).__name__}; expected a torch.nn.Linear")
+
+    class SolgemmLinear(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = Linear(module.weight, **options)
+            self.in_features, self.out_features = module.in_features, module.out_features
+            bias = module.bias
+            self.register_buffer("bias", None if bias is None else bias.detach().to(self.lin.out_dtype).clone())
+
+        def forward(self, x):
+            y = self.lin(x)
+            return y if self.bias is None else y + self.bias
+
+        def extra_repr(self):
+            return (f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}, "
+                    f"weights: {self.lin.description}")
+
+    return SolgemmLinear()
+

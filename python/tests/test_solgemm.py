@@ -135,6 +135,21 @@ class Gpu(unittest.TestCase):
             self.assertTrue(t.equal(got, want), f"torch.compile ({backend}) against eager: seed={SEED}")
         self.assertTrue(t.equal(t.ops.solgemm.linear(x, lin._handle, 512), lin(x, rows=512)))
 
+    def test_from_module(self):
+        t = self.torch
+        for bias in (False, True):
+            ref = t.nn.Linear(2048, 1024, bias=bias, device=self.dev, dtype=t.bfloat16)
+            mod = solgemm.from_module(ref, tune_vendor=False)
+            x = self.gen((3, 5, 2048), t.bfloat16, 31 + bias)
+            with t.no_grad():
+                want = ref(x).double()
+            got = mod(x)
+            self.assertEqual(tuple(got.shape), (3, 5, 1024))
+            d = ((got.double() - want).norm() / want.norm()).item()
+            self.assertLess(d, 1e-2, f"from_module(bias={bias}) against nn.Linear: seed={SEED}")
+        with self.assertRaisesRegex(solgemm.Error, r"module is a ReLU; expected a torch.nn.Linear"):
+            solgemm.from_module(t.nn.ReLU())
+
     def test_bad_arguments(self):
         t = self.torch
         w, x = self.data(512, 1024, 4, t.bfloat16, 5)
