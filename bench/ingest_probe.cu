@@ -25,14 +25,8 @@
 
 namespace {
 
-using namespace bench;  // NOLINT: the shared timing helpers
-
-using solgemm::kernels::family::bulk_g2s;
-using solgemm::kernels::family::mbar_arrive;
-using solgemm::kernels::family::mbar_arrive_expect_tx;
-using solgemm::kernels::family::mbar_init;
-using solgemm::kernels::family::mbar_wait;
-using solgemm::kernels::family::smem_u32;
+using namespace bench;                      // NOLINT: the shared timing helpers
+using namespace solgemm::kernels::family;  // NOLINT: the mbarrier and bulk-copy helpers (async_copy.cuh)
 
 constexpr int kConsumerWarps = 4;
 constexpr int kPiece = 8192;  // bytes per bulk copy (a W or x box is 16 KB; pieces as the boxes' rows would be)
@@ -116,12 +110,12 @@ __global__ void __launch_bounds__(32 * (kConsumerWarps + 1), 1) ingest(const Arg
 }  // namespace
 
 int main(int argc, char** argv) {
-  Timer tm;
+  Timer tm;  // (its SM count: tm.sms)
   tm.reps = argc > 1 ? std::atoi(argv[1]) : 40;
+  const float fixed = tm.fixed_cost();
+  const int sms = tm.sms;
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, 0));
-  const int sms = prop.multiProcessorCount;
-  const float fixed = tm.fixed_cost();
   const size_t own_per_cta = 512 * 1024;  // the pooler at m = 128: 64 MB of BF16 weights over ~128 SMs
   uint8_t *own, *common;
   CK(cudaMalloc(&own, own_per_cta * sms));
