@@ -56,6 +56,10 @@ class Weights {
 
   // x: device, m x K BF16 row-major. out: device, m x rows (BF16, or FP32 for FP32 weights).
   // Throws solgemm::Error on bad arguments before touching the GPU; never synchronises.
+  // Ordering: a Weights owns scratch memory its kernels share between calls (split-K partials and barrier counters,
+  // cuBLAS's workspace and handle), so its calls must not run at the same time on the GPU, as for a cuBLAS handle
+  // with a workspace: issue them on one stream (or order calls on different streams with events), from one host
+  // thread at a time. Overlapping calls may give wrong results or hang; prepare one Weights per concurrent stream.
   void run(const void* d_x, int64_t m, void* d_out, int64_t rows, cudaStream_t stream) const;
 
   // The kernel and configuration a call of this size would use, as one line.

@@ -76,6 +76,10 @@ class Linear:
 
     A call checks x and out in Python (attribute reads only) and hands their addresses to the C++ core
     (``Weights.run_ptr``): its host path is about as long as ``F.linear``'s (``bench/py_call_overhead.py``).
+
+    Ordering: the prepared weights own scratch memory shared by their calls (split-K partials, barrier counters,
+    cuBLAS's workspace), so calls of one Linear must not overlap on the GPU: one stream at a time (or streams
+    ordered by events), one host thread at a time; for concurrent streams, one Linear per stream.
     """
 
     def __init__(self, weight, rows=None, **options):
