@@ -45,8 +45,9 @@ std::string shape_str(const Array& a) {
   return s + (a.ndim() == 1 ? ",)" : ")");
 }
 
-// A 2-D, row-major contiguous array on a CUDA device; returns its device.
-int check_matrix(const Array& a, const char* where, const char* name) {
+// A 2-D, row-major contiguous array on a CUDA device (16-byte aligned where the kernels read it: x and out, not W,
+// which prepare copies); returns its device.
+int check_matrix(const Array& a, const char* where, const char* name, bool aligned = true) {
   const std::string w = std::string(where) + ": " + name;
   if (a.device_type() != kDLCUDA)
     fail(w + " is on " + (a.device_type() == kDLCPU ? std::string("the CPU") : "device type " + std::to_string(a.device_type())) +
@@ -57,7 +58,8 @@ int check_matrix(const Array& a, const char* where, const char* name) {
   if (!contiguous)
     fail(w + " has strides (" + std::to_string(a.stride(0)) + ", " + std::to_string(a.stride(1)) +
          ") for shape " + shape_str(a) + "; expected row-major contiguous (call .contiguous())");
-  if (reinterpret_cast<uintptr_t>(a.data()) % 16 != 0) fail(w + " is not 16-byte aligned; expected a 16-byte aligned start");
+  if (aligned && reinterpret_cast<uintptr_t>(a.data()) % 16 != 0)
+    fail(w + " is not 16-byte aligned; expected a 16-byte aligned start");
   return a.device_id();
 }
 
@@ -94,7 +96,7 @@ cudaStream_t as_stream(uintptr_t s) { return reinterpret_cast<cudaStream_t>(s); 
 
 PyWeights prepare(const Array& W, uintptr_t stream, bool compress, const std::string& router_mode, bool tune_vendor,
                   const std::string& tune_file, int64_t max_m, const std::string& kernel) {
-  const int dev = check_matrix(W, "Weights.prepare", "W");
+  const int dev = check_matrix(W, "Weights.prepare", "W", false);
   solgemm::DType dt;
   if (is_bf16(W.dtype()))
     dt = solgemm::DType::bf16;
