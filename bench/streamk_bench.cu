@@ -110,6 +110,9 @@ __device__ __forceinline__ void run_of(const Seg& sg, int w, int& lo, int& hi) {
   hi = sg.a + run_lo(n, w + 1);
 }
 
+// kSelf (step 150): no producer warp and no stage-wide barriers: each compute warp refills its own slots (one bulk copy
+// per group it consumes, S groups ahead, on a full barrier per warp and slot), so no warp waits for the slowest one.
+template <bool kSelf>
 __global__ void __launch_bounds__(kThreads, 1) streamk_kernel(const SkArgs a) {
   extern __shared__ __align__(128) uint8_t smem[];
   if (threadIdx.x == 0) stamp(a, 0);
@@ -137,7 +140,8 @@ __global__ void __launch_bounds__(kThreads, 1) streamk_kernel(const SkArgs a) {
   const int nseg = 2 + a.full;
   const uint32_t bars = smem_u32(smem) + static_cast<uint32_t>(a.bar_off);
   const int S = a.stages;
-  const uint32_t lbar = bars + 8u * (2 * S);  // lbar + 8 i: leftover segment i flushed by its warps
+  // lbar + 8 i: leftover segment i flushed by its warps (kSelf: after the kW x S per-warp full barriers)
+  const uint32_t lbar = bars + 8u * (kSelf ? kW * S : 2 * S);
   float* plp = reinterpret_cast<float*>(smem + a.pl_off);  // [seg 0, 1][warp][c][lane]
   // stages: an upper bound of any warp's groups (its runs of the two slices' segments, kg / 16 per whole tile)
   const Seg sA = pl.seg(0), sB = pl.seg(1);
@@ -160,10 +164,15 @@ __global__ void __launch_bounds__(kThreads, 1) streamk_kernel(const SkArgs a) {
       }
     }
   }
+  if constexpr (kSelf) {
+    for (int i = threadIdx.x; i < kW * S; i += blockDim.x) mbar_init(bars + 8u * i, 1);
+  }
   if (threadIdx.x == 0) {
-    for (int q = 0; q < S; ++q) {
-      mbar_init(bars + 8u * q, 1);
-      mbar_init(bars + 8u * (S + q), kW);
+    if constexpr (!kSelf) {
+      for (int q = 0; q < S; ++q) {
+        mbar_init(bars + 8u * q, 1);
+        mbar_init(bars + 8u * (S + q), kW);
+      }
     }
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
@@ -196,6 +205,7 @@ __global__ void __launch_bounds__(kThreads, 1) streamk_kernel(const SkArgs a) {
     }
   };
 
+  if (warp == kW && kSelf) return;
   if (warp == kW) {  // producer: lane w copies warp w's groups, stage by stage
     It it = begin(lane < kW ? lane : 0);
     int tcur = pl.seg(it.i).t;
@@ -284,17 +294,30 @@ __global__ void __launch_bounds__(kThreads, 1) streamk_kernel(const SkArgs a) {
   float acc[4] = {0.f, 0.f, 0.f, 0.f};
   float rf0[4] = {0.f, 0.f, 0.f, 0.f}, rf1[4] = {0.f, 0.f, 0.f, 0.f}, rf2[4] = {0.f, 0.f, 0.f, 0.f};
   It it = begin(warp);
+  It is = it;  // (kSelf) the next group to copy
+  auto issue = [&](int q) {  // (kSelf) group `is` into this warp's slot q
+    if (lane == 0) {
+      const uint32_t fb = bars + 8u * (warp * S + q);
+      mbar_arrive_expect_tx(fb, kGroup);
+      bulk_g2s(smem_u32(smem) + static_cast<uint32_t>(a.ring_off + q * kStage + warp * kGroup),
+               a.w + (static_cast<int64_t>(pl.seg(is.i).t) * pl.kg + is.g) * kGroup, kGroup, fb);
+    }
+    advance(is, warp);
+  };
+  if constexpr (kSelf) {
+    for (int q = 0; q < S && is.g < is.hi; ++q) issue(q);
+  }
   int q = 0;
   uint32_t ph = 0;
-  for (int n = 0; n < n_iter; ++n) {
-    mbar_wait(bars + 8u * q, ph);
+  for (int n = 0; kSelf ? it.g < it.hi : n < n_iter; ++n) {
+    mbar_wait(bars + 8u * (kSelf ? warp * S + q : q), ph);
     if (it.g < it.hi) {
       const uint8_t* slot = smem + a.ring_off + q * kStage + warp * kGroup;
       const uint4 lo01 = *reinterpret_cast<const uint4*>(slot + lane * 16);
       const uint4 lo23 = *reinterpret_cast<const uint4*>(slot + 512 + lane * 16);
       const uint4 hw = *reinterpret_cast<const uint4*>(slot + 1024 + lane * 16);
       __syncwarp();
-      if (lane == 0) mbar_arrive(bars + 8u * (S + q));
+      if (!kSelf && lane == 0) mbar_arrive(bars + 8u * (S + q));
       const uint32_t lo[4][2] = {{lo01.x, lo01.y}, {lo01.z, lo01.w}, {lo23.x, lo23.y}, {lo23.z, lo23.w}};
       const uint32_t hv[4] = {hw.x, hw.y, hw.z, hw.w};
       const uint32_t xa = xbase + static_cast<uint32_t>(it.g * 128);
@@ -307,6 +330,13 @@ __global__ void __launch_bounds__(kThreads, 1) streamk_kernel(const SkArgs a) {
         ldsm4(xa + hs * 64, b00, b01, b10, b11);
         mma16816(acc, ra, b00, b01);
         mma16816(acc, rb, b10, b11);
+      }
+      if constexpr (kSelf) {  // the slot's words are in registers (used above): refill it S groups ahead
+        if (is.g < is.hi) {
+          __syncwarp();
+          if (lane == 0) asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+          issue(q);
+        }
       }
       if (it.g + 1 >= it.hi) {  // the end of this warp's run of segment it.i: flush
         if (it.i < 2) {
@@ -395,7 +425,8 @@ int main(int argc, char** argv) {
   std::printf("| layer | weights | m | plan | plan us | stream-K us | diff | rel diff to plan | rel err vs FP64 (rows sampled) |\n"
               "|---|---|---|---|---|---|---|---|---|\n");
   const Layer layers[] = {{"qkv_gate", 2304, 8192}, {"pooler", 4096, 8192}, {"unpooler", 8192, 4096}, {"o", 8192, 1024}};
-  CK(cudaFuncSetAttribute(streamk_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024));
+  CK(cudaFuncSetAttribute(streamk_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024));
+  CK(cudaFuncSetAttribute(streamk_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024));
   CK(cudaFuncSetAttribute(empty_probe, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024));
   unsigned long long* trace = nullptr;
   CK(cudaMalloc(&trace, 8 * 8 * 1024));
@@ -462,9 +493,10 @@ int main(int argc, char** argv) {
         const int plb = 2 * kW * 128 * 4;  // the two leftover segments' warp partials
         a.bar_off = xbytes;
         const int budget = 227 * 1024;
-        const int S = std::min(16, (budget - xbytes - 512 - plb) / kStage);
+        const int barb = 8 * (kW * 16 + 2);  // (kSelf: a full barrier per warp and slot)
+        const int S = std::min(16, (budget - xbytes - barb - plb) / kStage);
         a.stages = S;
-        a.ring_off = xbytes + 512;  // (2 S + 2 mbarriers <= 34 x 8 bytes)
+        a.ring_off = xbytes + (barb + 127) / 128 * 128;
         a.pl_off = a.ring_off + S * kStage;
         const int smem = a.pl_off + plb;
         if (S < 2 || S * kStage < kMaxFull * kW * 128 * 4) {
@@ -490,7 +522,10 @@ int main(int argc, char** argv) {
           at[0].val.cooperative = 1;
           lc.attrs = at;
           lc.numAttrs = std::getenv("SK_NOCOOP") ? 0 : 1;
-          CK(cudaLaunchKernelEx(&lc, streamk_kernel, aa));
+          if (std::getenv("SK_SELF"))
+            CK(cudaLaunchKernelEx(&lc, streamk_kernel<true>, aa));
+          else
+            CK(cudaLaunchKernelEx(&lc, streamk_kernel<false>, aa));
         };
         if (std::getenv("SK_PROBE")) {  // launch overheads of this configuration, no work
           static bool once = false;
