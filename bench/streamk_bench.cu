@@ -20,7 +20,8 @@
 // are timed only, their few exception slots wrong).
 // Env: SK_TIMELINE=1 per-CTA stamps (0 entry, 1 x staged, 3 loop done, 4 slice published, 5 leftover tiles finished,
 // 6 whole tiles stored; TIMELINE_DUMP=1 every CTA), SK_SPAN=1 the call between two one-thread stamp kernels (pre /
-// body / post; and an empty kernel), SK_DIRECT=1 direct launches, SK_PROBE=1 launch overheads, SK_NOCOOP=1.
+// body / post; and an empty kernel), SK_DIRECT=1 direct launches, SK_PROBE=1 launch overheads, SK_NOCOOP=1,
+// SK_SELF=1 the kSelf variant (each warp refills its own slots, no producer or stage barriers: step 150).
 // Usage: streamk_bench [reps=60] [m list=1,2,4,8]
 #include <cuda.h>
 #include <cuda_bf16.h>
