@@ -19,9 +19,9 @@
 // not handled (the 'clean' weights have none: every exponent inside the code's window; the N(0, 0.02) 'gauss' weights
 // are timed only, their few exception slots wrong).
 // Env: SK_TIMELINE=1 per-CTA stamps (0 entry, 1 x staged, 3 loop done, 4 slice published, 5 leftover tiles finished,
-// 6 whole tiles stored; TIMELINE_DUMP=1 every CTA), SK_SPAN=1 the call between two one-thread stamp kernels (pre /
-// body / post; and an empty kernel), SK_DIRECT=1 direct launches, SK_PROBE=1 launch overheads, SK_NOCOOP=1,
-// SK_SELF=1 the kSelf variant (each warp refills its own slots, no producer or stage barriers: step 150).
+// 6 whole tiles stored; TIMELINE_DUMP=1 every CTA), SK_NOCOOP=1 a plain launch, SK_SELF=1 the kSelf variant (each
+// warp refills its own slots, no producer or stage barriers: step 150). (Step 148's span, direct-launch and
+// launch-overhead checks were removed after the step; skinny_bench's span_check does the first for the library.)
 // Usage: streamk_bench [reps=60] [m list=1,2,4,8]
 #include <cuda.h>
 #include <cuda_bf16.h>
@@ -392,18 +392,6 @@ __global__ void __launch_bounds__(kThreads, 1) streamk_kernel(const SkArgs a) {
   if (threadIdx.x == 0) stamp(a, 6);
 }
 
-// Launch-overhead probe (SK_PROBE=1): the same grid, block and shared memory, no work.
-__global__ void __launch_bounds__(kThreads, 1) empty_probe(int v, int* out) {
-  extern __shared__ __align__(128) uint8_t smem[];
-  if (v == 12345) out[0] = smem[threadIdx.x];
-}
-
-__global__ void gstamp(unsigned long long* p) {
-  unsigned long long v;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(v));
-  *p = v;
-}
-
 struct Layer {
   const char* name;
   int n, k;
@@ -428,7 +416,6 @@ int main(int argc, char** argv) {
   const Layer layers[] = {{"qkv_gate", 2304, 8192}, {"pooler", 4096, 8192}, {"unpooler", 8192, 4096}, {"o", 8192, 1024}};
   CK(cudaFuncSetAttribute(streamk_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024));
   CK(cudaFuncSetAttribute(streamk_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024));
-  CK(cudaFuncSetAttribute(empty_probe, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024));
   unsigned long long* trace = nullptr;
   CK(cudaMalloc(&trace, 8 * 8 * 1024));
   for (const Layer& L : layers) {
@@ -528,31 +515,6 @@ int main(int argc, char** argv) {
           else
             CK(cudaLaunchKernelEx(&lc, streamk_kernel<false>, aa));
         };
-        if (std::getenv("SK_PROBE")) {  // launch overheads of this configuration, no work
-          static bool once = false;
-          if (!once) {
-            once = true;
-            CK(cudaFuncSetAttribute(empty_probe, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024));
-            for (int coop = 0; coop < 2; ++coop)
-              for (int sm : {0, smem}) {
-                const float us = tm.time([&] {
-                  cudaLaunchConfig_t lc{};
-                  lc.gridDim = dim3(P);
-                  lc.blockDim = dim3(kThreads);
-                  lc.dynamicSmemBytes = sm;
-                  lc.stream = tm.s;
-                  cudaLaunchAttribute at[1];
-                  at[0].id = cudaLaunchAttributeCooperative;
-                  at[0].val.cooperative = 1;
-                  lc.attrs = at;
-                  lc.numAttrs = coop;
-                  CK(cudaLaunchKernelEx(&lc, empty_probe, 0, static_cast<int*>(nullptr)));
-                }) - fixed;
-                std::printf("<!-- empty probe: %d CTAs x %d threads, %d B shared, cooperative %d: %.2f us -->\n", P,
-                            kThreads, sm, coop, us);
-              }
-          }
-        }
         run_sk(a);
         lib.run(x, m, o1, L.n, tm.s);
         CK(cudaStreamSynchronize(tm.s));
@@ -581,84 +543,6 @@ int main(int argc, char** argv) {
         std::vector<uint16_t> h3(h2.size());
         CK(cudaMemcpy(h3.data(), o2, h3.size() * 2, cudaMemcpyDeviceToHost));
         const bool same = h3 == h2;
-        if (std::getenv("SK_DIRECT")) {  // direct launches after the flush, events around the launch alone
-          auto direct = [&](auto&& f) {
-            std::vector<float> t;
-            for (int r = 0; r < 40; ++r) {
-              flush_read<<<tm.sms * 4, 1024, 0, tm.s>>>(tm.flush, tm.flush_n, tm.sink);
-              CK(cudaEventRecord(tm.a, tm.s));
-              f();
-              CK(cudaEventRecord(tm.b, tm.s));
-              CK(cudaEventSynchronize(tm.b));
-              float ms;
-              CK(cudaEventElapsedTime(&ms, tm.a, tm.b));
-              t.push_back(ms * 1000.f);
-            }
-            std::sort(t.begin(), t.end());
-            return t[t.size() / 2];
-          };
-          std::printf("<!-- %s m=%d direct launches (no graph, fixed cost not subtracted): plan %.2f us, stream-K %.2f us -->\n",
-                      L.name, m, direct([&] { lib.run(x, m, o1, L.n, tm.s); }), direct([&] { run_sk(a); }));
-        }
-        if (std::getenv("SK_SPAN")) {  // the call between two one-thread stamp kernels (skinny_bench's span_check)
-          unsigned long long* st;
-          CK(cudaMalloc(&st, 16));
-          for (int which = 0; which < 4; ++which) {
-            const cudaGraphExec_t ge = tm.capture([&] {
-              gstamp<<<1, 1, 0, tm.s>>>(st);
-              if (which == 0) {
-                lib.run(x, m, o1, L.n, tm.s);
-              } else if (which == 3) {
-                cudaLaunchConfig_t lc{};
-                lc.gridDim = dim3(P);
-                lc.blockDim = dim3(kThreads);
-                lc.dynamicSmemBytes = smem;
-                lc.stream = tm.s;
-                CK(cudaLaunchKernelEx(&lc, empty_probe, 0, static_cast<int*>(nullptr)));
-              } else {
-                SkArgs b = a;
-                b.trace = which == 2 ? trace : nullptr;
-                run_sk(b);
-              }
-              gstamp<<<1, 1, 0, tm.s>>>(st + 1);
-            });
-            std::vector<double> whole, pre, body, post;
-            std::vector<unsigned long long> h(static_cast<size_t>(P) * 8);
-            for (int r = 0; r < 25; ++r) {
-              CK(cudaMemset(trace, 0, h.size() * 8));
-              flush_read<<<tm.sms * 4, 1024, 0, tm.s>>>(tm.flush, tm.flush_n, tm.sink);
-              CK(cudaGraphLaunch(ge, tm.s));
-              CK(cudaStreamSynchronize(tm.s));
-              unsigned long long sv[2];
-              CK(cudaMemcpy(sv, st, 16, cudaMemcpyDeviceToHost));
-              CK(cudaMemcpy(h.data(), trace, h.size() * 8, cudaMemcpyDeviceToHost));
-              if (r < 5) continue;
-              whole.push_back((static_cast<double>(sv[1]) - static_cast<double>(sv[0])) * 1e-3);
-              if (which == 2) {
-                unsigned long long t0 = ~0ull, t9 = 0;
-                for (int c = 0; c < P; ++c) {
-                  if (h[c * 8]) t0 = std::min(t0, h[c * 8]);
-                  for (int i = 1; i < 7; ++i) t9 = std::max(t9, h[c * 8 + i]);
-                }
-                pre.push_back((static_cast<double>(t0) - static_cast<double>(sv[0])) * 1e-3);
-                body.push_back((static_cast<double>(t9) - static_cast<double>(t0)) * 1e-3);
-                post.push_back((static_cast<double>(sv[1]) - static_cast<double>(t9)) * 1e-3);
-              }
-            }
-            CK(cudaGraphExecDestroy(ge));
-            auto q = [](std::vector<double> v) {
-              if (v.empty()) return std::string("-");
-              std::sort(v.begin(), v.end());
-              char b[64];
-              std::snprintf(b, sizeof b, "%.2f/%.2f/%.2f", v.front(), v[v.size() / 2], v.back());
-              return std::string(b);
-            };
-            std::printf("<!-- span %s m=%d %s (min/med/max of 20 cold replays, us): stamp to stamp %s | pre %s | body %s | "
-                        "post %s -->\n", L.name, m, which == 0 ? "plan" : which == 1 ? "stream-K" : which == 2 ? "stream-K +stamps" : "empty kernel",
-                        q(whole).c_str(), q(pre).c_str(), q(body).c_str(), q(post).c_str());
-          }
-          CK(cudaFree(st));
-        }
         const float plan_us = tm.time([&] { lib.run(x, m, o1, L.n, tm.s); }) - fixed;
         const float sk_us = tm.time([&] { run_sk(a); }) - fixed;
         std::printf("| %s | %s | %d | %s | %.2f | %.2f | %+.2f | %.2e | %.2e%s |\n", L.name, kind ? "gauss" : "clean", m,
