@@ -36,15 +36,15 @@
 
 #include "bench_data.cuh"
 #include "bench_util.cuh"
-#include "kernels/async_copy.cuh"
 #include "kernels/decode.hpp"
+#include "kernels/skinny_family.cuh"  // mma, ldmatrix_x4, the mbarrier / bulk-copy helpers
 #include "solgemm/format.hpp"
 #include "solgemm/solgemm.hpp"
 
 namespace {
 
 using namespace bench;                      // NOLINT: timing helpers
-using namespace solgemm::kernels::family;  // NOLINT: mbarrier / bulk-copy helpers
+using namespace solgemm::kernels::family;  // NOLINT: mma, ldmatrix_x4, mbarrier / bulk-copy helpers
 namespace dec = solgemm::kernels::decode;
 
 constexpr int kW = 16;                 // compute warps
@@ -75,17 +75,6 @@ __device__ __forceinline__ void stamp(const SkArgs& a, int i) {
     a.trace[blockIdx.x * 8 + i] = v;
   }
 }
-__device__ __forceinline__ void mma16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-__device__ __forceinline__ void ldsm4(uint32_t addr, uint32_t& r0, uint32_t& r1, uint32_t& r2, uint32_t& r3) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
-               : "r"(addr));
-}
-
 // The CTA's work, in the order it runs it: segment 0 and 1 = its slice of the leftover tiles (row tiles
 // [P full, R), tile-major, cut into P equal slices; a slice meets at most two of them), segments 2 .. 2 + full - 1 =
 // its whole tiles [c full, (c + 1) full). Segment: row tile t, k groups [a, b) (empty: a == b).
@@ -328,9 +317,9 @@ __global__ void __launch_bounds__(kThreads, 1) streamk_kernel(const SkArgs a) {
         dec::regs12_coded(lo[2 * hs][0], lo[2 * hs][1], hv[2 * hs], a.dec_or, ra);
         dec::regs12_coded(lo[2 * hs + 1][0], lo[2 * hs + 1][1], hv[2 * hs + 1], a.dec_or, rb);
         uint32_t b00, b01, b10, b11;
-        ldsm4(xa + hs * 64, b00, b01, b10, b11);
-        mma16816(acc, ra, b00, b01);
-        mma16816(acc, rb, b10, b11);
+        ldmatrix_x4(xa + hs * 64, b00, b01, b10, b11);
+        mma(acc, ra, b00, b01);
+        mma(acc, rb, b10, b11);
       }
       if constexpr (kSelf) {  // the slot's words are in registers (used above): refill it S groups ahead
         if (is.g < is.hi) {
