@@ -16,9 +16,8 @@
 // BF16 shapes also get one "stream" row per m: the stream family (raw BF16 weights by TMA into wgmma) at its plan
 // split and a few others, with cuBLAS and the vendor family timed in the same pass (TUNE_STREAM_ONLY=1 skips the
 // skinny sweep; TUNE_STREAM_SPLITS picks the splits; TUNE_TRACE=1 adds per-CTA timelines). The router's wide hi + lo
-// rows: TUNE_WIDE_SPLITS picks the splits, TUNE_WIDE_ONLY=1 skips the router family's sweep, TUNE_WIDE_ONEPASS=1 adds
-// each split in one pass where the library runs two. TUNE_LAYOUTS lists the layouts to screen instead of every valid
-// one (given_layouts; bench_data.cuh env_layouts).
+// rows: TUNE_WIDE_SPLITS picks the splits, TUNE_WIDE_ONLY=1 skips the router family's sweep. TUNE_LAYOUTS lists the
+// layouts to screen instead of every valid one (given_layouts; bench_data.cuh env_layouts).
 //
 // Output: markdown on stdout, one table per shape (committed under docs/results/tuning/).
 // Usage: tune_plan [screen reps=15] [final reps=60] [m list, e.g. 1,8,16] [shape name]
@@ -467,26 +466,19 @@ int main(int argc, char** argv) {
         std::vector<int> splits = {8, 16, 32, 64};
         if (const char* e = std::getenv("TUNE_WIDE_SPLITS")) splits = int_list(e);  // (profiling one launch)
         const int wide_nt = solgemm::select_plan({sh.rows, sh.k, storage}, m, solgemm::Kernel::wide).cfg.n_tiles;
-        // TUNE_WIDE_ONEPASS=1: each split also in one pass where the library runs two (perf-notes step 152), label "1p"
-        const bool ab = std::getenv("TUNE_WIDE_ONEPASS") != nullptr;
-        for (int split : splits)
-          for (int one : {0, 1}) {
-            if (one && !ab) continue;
-            solgemm::Config c = solgemm::layout_config(split, 4, 1, static_cast<int>(k_groups / split), wide_nt);
-            solgemm::kernels::HiLoView hw = hv;
-            hw.one_pass = one;
-            auto wide = [&] { solgemm::kernels::launch_wide_hilo(c, hw, x, m, static_cast<float*>(out), sh.rows, tm.s); };
-            const std::string label = fmt::format("split {}{}", split, one ? " 1p" : "");
-            if (!candidate(row, label, wide, ref32, 1e-5)) continue;
-            if (trace) {  // TUNE_TRACE: where the time goes (bench_util.cuh timeline; slots: wide.cu hilo_stamp)
-              const int ctas = static_cast<int>(((sh.rows + 63) / 64) * split * ((m + 8 * c.n_tiles - 1) / (8 * c.n_tiles)));
-              tm.timeline(fmt::format("wide m={} {}", m, label).c_str(), ctas, trace, [&](unsigned long long* tr) {
-                solgemm::kernels::HiLoView tv = hw;
-                tv.trace = tr;
-                solgemm::kernels::launch_wide_hilo(c, tv, x, m, static_cast<float*>(out), sh.rows, tm.s);
-              });
-            }
+        for (int split : splits) {
+          solgemm::Config c = solgemm::layout_config(split, 4, 1, static_cast<int>(k_groups / split), wide_nt);
+          auto wide = [&] { solgemm::kernels::launch_wide_hilo(c, hv, x, m, static_cast<float*>(out), sh.rows, tm.s); };
+          if (!candidate(row, fmt::format("split {}", split), wide, ref32, 1e-5)) continue;
+          if (trace) {  // TUNE_TRACE: where the time goes (bench_util.cuh timeline; slots: wide.cu hilo_stamp)
+            const int ctas = static_cast<int>(((sh.rows + 63) / 64) * split * ((m + 8 * c.n_tiles - 1) / (8 * c.n_tiles)));
+            tm.timeline(fmt::format("wide m={} split {}", m, split).c_str(), ctas, trace, [&](unsigned long long* tr) {
+              solgemm::kernels::HiLoView tv = hv;
+              tv.trace = tr;
+              solgemm::kernels::launch_wide_hilo(c, tv, x, m, static_cast<float*>(out), sh.rows, tm.s);
+            });
           }
+        }
         std::printf("| %d | wide hi + lo | %s | | | | | | |\n", m, row.c_str());
         std::fflush(stdout);
       }

@@ -186,7 +186,6 @@ struct HiLoView {
   int max_stages = 0;                // bench only: ring depth cap if > 0
   bool no_cluster = false;           // bench only: never reduce split K through a cluster
   bool no_direct0 = false;           // bench only: the ring carries every group (skinny_family.cuh Args::direct0)
-  bool one_pass = false;             // bench only: the wide hi + lo source in one pass where two would run (wide.cu)
 };
 
 // wide.cu, the hi + lo source: the router's terms into wgmma (64 rows per CTA, K split across the GPU and reduced
