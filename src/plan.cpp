@@ -364,9 +364,10 @@ constexpr SkinnyWin kSkinnyWins[] = {
      "tuning/2026-11-30_h200_s25-xring4-2cta.md: 15.9 / 15.7 / 16.1 us at m = 17 / 24 / 32 against 17.5-17.8 for 4 row tiles "
      "per CTA at one per SM and the tuned cuBLASLt 17.7-18.1): one layout, one K order over 1..32"},
     {1024, 4096, 1, 8, {8, 3, 2, 4},
-     "unpooler slice (1024 rows) m<=8 (m<=2: simt first): 3 row tiles x 2 k warps, 176 CTAs (2 per SM), 8-way split as "
+     "unpooler slice (1024 rows) m<=8 (m=1: simt first): 3 row tiles x 2 k warps, 176 CTAs (2 per SM), 8-way split as "
      "clusters of 8 (tune_plan after the exception warp, tuning/2026-11-30_h200_s21-excwarp-slice.md: 5.38 / 5.28 / "
-     "5.41 us at m = 3 / 4 / 8 against the tuned cuBLASLt split-K 5.66 / 5.70 / 5.70, cuBLAS 6.5-6.6)"},
+     "5.41 us at m = 3 / 4 / 8 against the tuned cuBLASLt split-K 5.66 / 5.70 / 5.70, cuBLAS 6.5-6.6; at m = 2 "
+     "5.22-5.28 against simt's 5.76-5.79 in two runs, perf-notes step 155)"},
     {8192, 1024, 1, 1, {1, 2, 2, 8},
      "o m=1: no split (2 row tiles x 2 k warps x 8 groups: the whole K of 1024 per CTA), 256 CTAs (2 per SM) (tune_plan "
      "after the exception warp, tuning/2026-11-30_h200_s21-excwarp-o.md: 5.50 us against cuBLAS 6.14 and the tuned "
@@ -391,9 +392,10 @@ constexpr SimtWin kSimtWins[] = {
      "router m<=6: FP32 weights as they are, 2 rows x the whole K per CTA, 128 CTAs, no split, x by one bulk copy per "
      "token (tune_plan: 4.77 / 5.02 / 5.47 us at m = 3 / 4 / 6 against 5.47 / 5.44 / 5.82 for the router family; 6.37 "
      "against 6.02 at m = 8)"},
-    {1024, 4096, false, 2,
-     "unpooler slice m<=2: raw BF16, 8 rows x the whole K per CTA, 128 CTAs, no split (tune_plan: 4.83 / 5.09 us at "
-     "m = 1 / 2 against 5.63 / 5.70 for the skinny family; 6.02 against 5.86 at m = 4)"},
+    {1024, 4096, false, 1,
+     "unpooler slice m=1: raw BF16, 8 rows x the whole K per CTA, 128 CTAs, no split (tune_plan: 4.83 us against 5.63 "
+     "for the skinny family in session 11; 4.93 against 5.12-5.18 for its cs8 / rt3 layout now, at m = 2 5.76-5.79 "
+     "against 5.22-5.28: perf-notes step 155)"},
 };
 
 const SimtWin* find_simt(const Shape& s, int64_t m) {

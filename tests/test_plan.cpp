@@ -58,7 +58,7 @@ TEST(Plan, CoversEveryLayerAtEveryM) {
         case solgemm::Kernel::stream:
           ADD_FAILURE() << "the plan table does not choose the stream family (forced only)";
           break;
-        case solgemm::Kernel::simt:  // a few tokens, the tuned router (<= 6) and unpooler slice (<= 2) only
+        case solgemm::Kernel::simt:  // a few tokens, the tuned router (<= 6) and unpooler slice (1) only
           EXPECT_LE(m, l.storage == solgemm::Storage::hilo ? 6 : 2);
           EXPECT_TRUE((l.n == 256 && l.k == 8192 && l.storage == solgemm::Storage::hilo) ||
                       (l.n == 1024 && l.k == 4096 && l.storage != solgemm::Storage::hilo));
@@ -174,8 +174,8 @@ TEST(Plan, SkinnyRanges) {
   struct Win {
     int64_t n, k, min_m, max_m;
   };
-  // (the slice at 1..2 tokens: the simt family, RouterRanges' neighbour SimtRanges)
-  const Win wins[] = {{2304, 8192, 1, 16}, {4096, 8192, 1, 32}, {8192, 4096, 1, 32}, {1024, 4096, 3, 8},
+  // (the slice at one token: the simt family, RouterRanges' neighbour SimtRanges)
+  const Win wins[] = {{2304, 8192, 1, 16}, {4096, 8192, 1, 32}, {8192, 4096, 1, 32}, {1024, 4096, 2, 8},
                       {8192, 1024, 1, 1}};
   for (const Win& w : wins)
     for (const solgemm::Storage st : {solgemm::Storage::packed12, solgemm::Storage::packed16}) {
@@ -204,13 +204,13 @@ TEST(Plan, SkinnyRanges) {
     EXPECT_EQ(solgemm::select_plan({8192, 1024, solgemm::Storage::packed12}, m).kernel, solgemm::Kernel::vendor);
 }
 
-// The simt family's plan rows: the router at 1..6 tokens and the unpooler slice at 1..2, one layout each (split 1),
+// The simt family's plan rows: the router at 1..6 tokens and the unpooler slice at one token, one layout each (split 1),
 // any storage of the slice's BF16 weights; untuned shapes never take it.
 TEST(Plan, SimtRanges) {
   for (const solgemm::Shape& s : {solgemm::Shape{256, 8192, solgemm::Storage::hilo},
                                   solgemm::Shape{1024, 4096, solgemm::Storage::packed12},
                                   solgemm::Shape{1024, 4096, solgemm::Storage::packed16}}) {
-    const int64_t last = s.storage == solgemm::Storage::hilo ? 6 : 2;
+    const int64_t last = s.storage == solgemm::Storage::hilo ? 6 : 1;
     const auto p1 = solgemm::select_plan(s, 1);
     for (int64_t m = 1; m <= last; ++m) {
       const auto p = solgemm::select_plan(s, m);

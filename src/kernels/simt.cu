@@ -11,7 +11,8 @@
 // cluster of CTAs splitting K, row groups, 1024-thread CTAs: perf-notes steps 62, 63.)
 //
 // Measured (H200, judge at b0817d2): the router at m = 1 3.5 us (the tensor-core router family 5.1), the unpooler
-// slice 4.2 (the skinny family 5.2); past 6 (router) or 2 (slice) tokens the tensor-core families win again.
+// slice 4.2 (the skinny family 5.2); past 6 (router) or 1 (slice, perf-notes step 155) tokens the tensor-core
+// families win again.
 //
 //   CTA = 512 threads; thread i: units (16 bytes: 4 FP32 or 8 BF16 k) u = i + 512 j (j < U) of each pass over K, for
 //   each of the CTA's R rows; acc[r][tok] in FP32, k ascending within the thread; then a fixed tree per output: a
