@@ -77,18 +77,21 @@ struct Timer {
     CK(cudaGraphDestroy(g));
     return ge;
   }
+  // One replay of `ge` after the flush read (and, if given, a replay of `pre` between them), timed alone: us.
+  float once(cudaGraphExec_t ge, cudaGraphExec_t pre = nullptr) {
+    flush_read<<<sms * 4, 1024, 0, s>>>(flush, flush_n, sink);
+    if (pre) CK(cudaGraphLaunch(pre, s));
+    CK(cudaEventRecord(a, s));
+    CK(cudaGraphLaunch(ge, s));
+    CK(cudaEventRecord(b, s));
+    CK(cudaEventSynchronize(b));
+    float ms;
+    CK(cudaEventElapsedTime(&ms, a, b));
+    return ms * 1000.f;
+  }
   float median(cudaGraphExec_t ge, int n) {
     std::vector<float> t;
-    for (int r = 0; r < n; ++r) {
-      flush_read<<<sms * 4, 1024, 0, s>>>(flush, flush_n, sink);
-      CK(cudaEventRecord(a, s));
-      CK(cudaGraphLaunch(ge, s));
-      CK(cudaEventRecord(b, s));
-      CK(cudaEventSynchronize(b));
-      float ms;
-      CK(cudaEventElapsedTime(&ms, a, b));
-      t.push_back(ms * 1000.f);
-    }
+    for (int r = 0; r < n; ++r) t.push_back(once(ge));
     std::sort(t.begin(), t.end());
     return t[t.size() / 2];
   }

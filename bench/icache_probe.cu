@@ -107,18 +107,8 @@ void library_calls(bench::Timer& tm, int reps) {
     for (int i = 0; i < 3; ++i) tm.median(g[0], 3);
     std::vector<float> t[3];
     for (int r = 0; r < reps; ++r)
-      for (int mode = 0; mode < 3; ++mode) {
-        bench::flush_read<<<tm.sms * 4, 1024, 0, tm.s>>>(tm.flush, tm.flush_n, tm.sink);
-        if (mode == 1) CK(cudaGraphLaunch(g[1], tm.s));
-        if (mode == 2) CK(cudaGraphLaunch(g[0], tm.s));
-        CK(cudaEventRecord(tm.a, tm.s));
-        CK(cudaGraphLaunch(g[0], tm.s));
-        CK(cudaEventRecord(tm.b, tm.s));
-        CK(cudaEventSynchronize(tm.b));
-        float ms;
-        CK(cudaEventElapsedTime(&ms, tm.a, tm.b));
-        t[mode].push_back(ms * 1000.f - fixed);
-      }
+      for (int mode = 0; mode < 3; ++mode)
+        t[mode].push_back(tm.once(g[0], mode == 0 ? nullptr : g[mode == 1 ? 1 : 0]) - fixed);
     float med[3];
     for (int mode = 0; mode < 3; ++mode) {
       std::sort(t[mode].begin(), t[mode].end());
@@ -187,17 +177,7 @@ int main(int argc, char** argv) {
       const auto cs = spans(false);
       // warm: the same graph twice after the flush, the second timed
       std::vector<float> wt;
-      for (int t = 0; t < reps; ++t) {
-        bench::flush_read<<<tm.sms * 4, 1024, 0, tm.s>>>(tm.flush, tm.flush_n, tm.sink);
-        CK(cudaGraphLaunch(g, tm.s));
-        CK(cudaEventRecord(tm.a, tm.s));
-        CK(cudaGraphLaunch(g, tm.s));
-        CK(cudaEventRecord(tm.b, tm.s));
-        CK(cudaEventSynchronize(tm.b));
-        float ms;
-        CK(cudaEventElapsedTime(&ms, tm.a, tm.b));
-        wt.push_back(ms * 1000.f);
-      }
+      for (int t = 0; t < reps; ++t) wt.push_back(tm.once(g, g));
       std::sort(wt.begin(), wt.end());
       const auto ws = spans(true);
       std::printf("%6d %6d %5d %9.2f %9.2f | %10.2f / %-11.2f | %10.2f / %-11.2f\n", r.n, ctas, thr, cold,
