@@ -62,22 +62,19 @@ struct Row {
   void (*k)(int, unsigned long long*, unsigned*);
 };
 
-}  // namespace
-
 struct Call {
   const char* name;
   int64_t n, k, rows, m;
   bool f32;
 };
 
-// Part 2 (see the top).
-void library_calls(bench::Timer& tm, int reps) {
+// Part 2 (see the top); `fixed`: the cold empty-kernel graph's time, subtracted.
+void library_calls(bench::Timer& tm, int reps, float fixed) {
   const Call calls[] = {{"qkv_gate", 2304, 8192, 2304, 1, false}, {"qkv_gate", 2304, 8192, 2304, 8, false},
                         {"o", 8192, 1024, 8192, 1, false},        {"pooler", 4096, 8192, 4096, 1, false},
                         {"unpooler", 8192, 4096, 8192, 16, false}, {"slice", 8192, 4096, 1024, 1, false},
                         {"slice", 8192, 4096, 1024, 8, false},    {"router", 256, 8192, 256, 1, true},
                         {"router", 256, 8192, 256, 8, true},      {"router", 256, 8192, 256, 128, true}};
-  const float fixed = tm.fixed_cost();
   std::printf("\nlibrary calls: us, the cold empty-kernel graph (%.2f us) subtracted\n", fixed);
   std::printf("%-9s %4s  %-60s %8s %10s %8s %12s\n", "layer", "m", "plan", "cold", "code_warm", "warm", "cold-codewarm");
   for (const Call& c : calls) {
@@ -127,22 +124,23 @@ void library_calls(bench::Timer& tm, int reps) {
   }
 }
 
+}  // namespace
+
 int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::atoi(argv[1]) : 200;
   const int part = argc > 2 ? std::atoi(argv[2]) : 0;
   bench::Timer tm;
   unsigned long long* stamps;
-  unsigned* sink;
   CK(cudaMalloc(&stamps, 4096 * 16));
-  CK(cudaMalloc(&sink, 64));
   const Row rows[] = {{0, code_kernel<0>},       {256, code_kernel<256>},   {1024, code_kernel<1024>},
                       {2048, code_kernel<2048>}, {4096, code_kernel<4096>}, {8192, code_kernel<8192>}};
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, 0));
   std::printf("%s  %d SMs  reps %d\n", prop.name, tm.sms, reps);
-  std::printf("empty-kernel graph (bench_util nop<<<1,32>>>), cold: %.2f us\n\n", tm.fixed_cost());
+  const float fixed = tm.fixed_cost();
+  std::printf("empty-kernel graph (bench_util nop<<<1,32>>>), cold: %.2f us\n\n", fixed);
   if (part == 2) {
-    library_calls(tm, reps);
+    library_calls(tm, reps, fixed);
     return 0;
   }
   std::printf("%6s %6s %5s %9s %9s | %-24s | %-24s\n", "N", "ctas", "thr", "cold_us", "warm_us",
@@ -150,11 +148,11 @@ int main(int argc, char** argv) {
   for (const Row& r : rows) {
     for (int per_sm : {1, 2}) {
       const int ctas = tm.sms * per_sm, thr = 256;
-      cudaGraphExec_t g = tm.capture([&] { r.k<<<ctas, thr, 0, tm.s>>>(0, stamps, sink); });
-      // cold: flush before each replay (Timer::median)
+      cudaGraphExec_t g = tm.capture([&] { r.k<<<ctas, thr, 0, tm.s>>>(0, stamps, tm.sink); });
+      // cold: the flush before each replay (Timer::median)
       for (int i = 0; i < 5; ++i) tm.median(g, 3);
       const float cold = tm.median(g, reps);
-      // cold spans: one more cold replay, read its stamps
+      // the per-CTA spans of 15 replays after the flush (warm: each after one more replay of the same graph)
       auto spans = [&](bool warm) {
         std::vector<double> med, mx;
         for (int t = 0; t < 15; ++t) {
@@ -186,6 +184,6 @@ int main(int argc, char** argv) {
       CK(cudaGraphExecDestroy(g));
     }
   }
-  if (part == 0) library_calls(tm, reps);
+  if (part == 0) library_calls(tm, reps, fixed);
   return 0;
 }

@@ -58,7 +58,7 @@ TEST(Plan, CoversEveryLayerAtEveryM) {
         case solgemm::Kernel::stream:
           ADD_FAILURE() << "the plan table does not choose the stream family (forced only)";
           break;
-        case solgemm::Kernel::simt:  // a few tokens, the tuned router (<= 6) and unpooler slice (1) only
+        case solgemm::Kernel::simt:  // a few tokens only: the tuned router (<= 6) and unpooler slice (1: Plan.SimtRanges)
           EXPECT_LE(m, l.storage == solgemm::Storage::hilo ? 6 : 2);
           EXPECT_TRUE((l.n == 256 && l.k == 8192 && l.storage == solgemm::Storage::hilo) ||
                       (l.n == 1024 && l.k == 4096 && l.storage != solgemm::Storage::hilo));
