@@ -17,7 +17,7 @@
 // the tail; the exception correction is the next step), so the output must match cuBLAS to rounding.
 // Modes (kMode): 0 the kernel; 1 the loop only (no tail: nothing written); 2 data only (waits and refills, no decode
 // or wgmma; no tail); 3 compute only (the first stages land once and are reused; no tail).
-// Usage: verify12_bench [reps=50] [layers=pooler,unpooler,qkv_gate,o]
+// Usage: verify12_bench [reps=50] [layers=pooler,unpooler,qkv_gate,o] [rows per CTA=128,256]
 #include <cooperative_groups.h>
 #include <cublas_v2.h>
 #include <cuda.h>
@@ -49,18 +49,21 @@ namespace cg = cooperative_groups;
 namespace {
 
 constexpr int kTok = 128;                                // tokens per CTA (wgmma N)
-constexpr int kWarps = 16;                               // consumer warps: 4 warpgroups x 4 warps x 16 rows
-constexpr int kRows = 16 * kWarps;                       // 256 weight rows per CTA
-constexpr int kThreads = 32 * kWarps;
 constexpr int kXBytes = kTok * 128;                      // x box: 128 tokens x 64 k, 128B-swizzled
-constexpr int kWBytes = kWarps * fmt12::kBytes12;        // one group of each row tile, contiguous
-constexpr int kStageBytes = kXBytes + kWBytes;
-constexpr int kRS = kRows + 4;                           // the tile's row stride in shared memory (floats)
-static_assert(kStageBytes % 1024 == 0, "x boxes stay 1024-byte aligned");
 
-template <int kStages>
+// kWG consumer warpgroups x 4 warps x 16 rows: 64 kWG weight rows per CTA; a stage = x's box + one group of each
+// row tile, contiguous.
+template <int kWG>
+struct Cfg {
+  static constexpr int kWarps = 4 * kWG, kRows = 16 * kWarps, kThreads = 32 * kWarps;
+  static constexpr int kWBytes = kWarps * fmt12::kBytes12, kStageBytes = kXBytes + kWBytes;
+  static constexpr int kRS = kRows + 4;                  // the tile's row stride in shared memory (floats)
+  static_assert(kStageBytes % 1024 == 0, "x boxes stay 1024-byte aligned");
+};
+
+template <int kWG, int kStages>
 constexpr int smem_bytes() {
-  return kStages * kStageBytes + 1024;
+  return kStages * Cfg<kWG>::kStageBytes + 1024;
 }
 
 struct Args {
@@ -81,9 +84,13 @@ __device__ __forceinline__ void stamp(unsigned long long* trace, int i) {
 
 // CTA order: pairs of split CTAs adjacent (a cluster of 2 when kPair), row blocks next, split pairs outermost:
 // blockIdx.x = ((s / 2) * row_blocks + rb) * 2 + s % 2.
-template <int kStages, int kMode, bool kPair>
-__global__ void __launch_bounds__(kThreads, 1)
+// kPair with split 2: the pair's two tiles are the whole sum (no workspace, no counter).
+template <int kWG, int kStages, int kMode, bool kPair>
+__global__ void __launch_bounds__(Cfg<kWG>::kThreads, 1)
     verify12_kernel(const __grid_constant__ CUtensorMap xmap, const k::PackedView w, const Args a) {
+  using C = Cfg<kWG>;
+  constexpr int kWarps = C::kWarps, kRows = C::kRows, kThreads = C::kThreads, kWBytes = C::kWBytes,
+                kStageBytes = C::kStageBytes, kRS = C::kRS;
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
   const uint32_t smem0 = f::smem_u32(smem);
@@ -174,13 +181,30 @@ __global__ void __launch_bounds__(kThreads, 1)
     const float* t0 = cluster.map_shared_rank(red, 0);
     const float* t1 = cluster.map_shared_rank(red, 1);
     float4* const dst = reinterpret_cast<float4*>(a.ws + ((static_cast<int64_t>(sidx >> 1) * a.row_blocks + rb) * kTok) * kRows);
+    const bool last = a.split == 2;  // the pair is the whole split: its sums are the output
     for (int u = tid; u < (kTok / 2) * kRow4; u += kThreads) {
       const int tok = pair_rank * (kTok / 2) + u / kRow4, r = 4 * (u % kRow4);
       const float4 p = *reinterpret_cast<const float4*>(t0 + tok * kRS + r);
       const float4 q = *reinterpret_cast<const float4*>(t1 + tok * kRS + r);
-      dst[tok * kRow4 + r / 4] = make_float4(p.x + q.x, p.y + q.y, p.z + q.z, p.w + q.w);
+      const float4 sum = make_float4(p.x + q.x, p.y + q.y, p.z + q.z, p.w + q.w);
+      if (!last) {
+        dst[tok * kRow4 + r / 4] = sum;
+      } else if (tok < a.m) {
+        const __nv_bfloat162 lo = __floats2bfloat162_rn(sum.x, sum.y), hi = __floats2bfloat162_rn(sum.z, sum.w);
+        uint2 pk;
+        pk.x = *reinterpret_cast<const uint32_t*>(&lo);
+        pk.y = *reinterpret_cast<const uint32_t*>(&hi);
+        *reinterpret_cast<uint2*>(a.out + tok * a.n + static_cast<int64_t>(rb) * kRows + r) = pk;
+      }
     }
     cluster.sync();  // the peer has read this CTA's tile
+    if (last) {
+      if (a.trace) {
+        __syncthreads();
+        if (tid == 0) stamp(a.trace, 6);
+      }
+      return;
+    }
   } else {
     float4* const dst = reinterpret_cast<float4*>(a.ws + ((static_cast<int64_t>(sidx) * a.row_blocks + rb) * kTok) * kRows);
     for (int u = tid; u < kTok * kRow4; u += kThreads) {
@@ -222,10 +246,13 @@ __global__ void __launch_bounds__(kThreads, 1)
 struct Shape {
   const char* name;
   int64_t n, k;
-  int split;
+  int split256, split128;  // K split at 256 / 128 rows per CTA
 };
 
+template <int kWG>
 void run_shape(bench::Timer& tm, float fixed, cublasHandle_t h, const Shape& sh, int64_t m) {
+  using C = Cfg<kWG>;
+  constexpr int kWarps = C::kWarps, kRows = C::kRows, kThreads = C::kThreads;
   // Weights N(0, 0.02^2) in BF16 with every exponent inside the 12-bit code's window (|w| >= 2^-18: no exception
   // entries), x N(0, 1).
   std::mt19937_64 rng(42 + sh.n);
@@ -256,7 +283,7 @@ void run_shape(bench::Timer& tm, float fixed, cublasHandle_t h, const Shape& sh,
   uint16_t *d_w, *d_x, *d_out, *d_ref;
   float* d_ws;
   unsigned long long *d_cnt, *d_trace;
-  const int split = sh.split;
+  const int split = kWG == 4 ? sh.split256 : sh.split128;
   CK(cudaMalloc(&d_wb, blocked.size()));
   CK(cudaMalloc(&d_w, hw.size() * 2));
   CK(cudaMalloc(&d_x, hx.size() * 2));
@@ -285,8 +312,8 @@ void run_shape(bench::Timer& tm, float fixed, cublasHandle_t h, const Shape& sh,
   const CUtensorMap xmap = k::bf16_tensor_map(d_x, sh.k, m, 64, kTok, "verify12_bench: x");
   Args args{d_wb, pk.k_groups, m, sh.n, row_blocks, split, reinterpret_cast<__nv_bfloat16*>(d_out), d_ws, d_cnt, nullptr};
   const int ctas = row_blocks * split;
-  std::printf("%-9s m %3lld: %d CTAs (%d row blocks x split %d, %lld groups each), cuBLAS %.2f us\n", sh.name,
-              static_cast<long long>(m), ctas, row_blocks, split, static_cast<long long>(pk.k_groups / split), t_cublas);
+  std::printf("%-9s m %3lld, %d rows per CTA: %d CTAs (%d row blocks x split %d, %lld groups each), cuBLAS %.2f us\n", sh.name,
+              static_cast<long long>(m), kRows, ctas, row_blocks, split, static_cast<long long>(pk.k_groups / split), t_cublas);
 
   using Fn = void (*)(const CUtensorMap, const k::PackedView, const Args);
   struct Variant {
@@ -295,14 +322,13 @@ void run_shape(bench::Timer& tm, float fixed, cublasHandle_t h, const Shape& sh,
     int smem;
     bool pair, check;
   };
-  constexpr int S = 5;
+  constexpr int S = kWG == 4 ? 5 : 7;
   const Variant variants[] = {
-      {"kernel", verify12_kernel<S, 0, false>, smem_bytes<S>(), false, true},
-      {"kernel pairs", verify12_kernel<S, 0, true>, smem_bytes<S>(), true, true},
-      {"kernel 4 stages", verify12_kernel<4, 0, false>, smem_bytes<4>(), false, true},
-      {"loop only", verify12_kernel<S, 1, false>, smem_bytes<S>(), false, false},
-      {"data only", verify12_kernel<S, 2, false>, smem_bytes<S>(), false, false},
-      {"compute only", verify12_kernel<S, 3, false>, smem_bytes<S>(), false, false},
+      {"kernel", verify12_kernel<kWG, S, 0, false>, smem_bytes<kWG, S>(), false, true},
+      {"kernel pairs", verify12_kernel<kWG, S, 0, true>, smem_bytes<kWG, S>(), true, true},
+      {"loop only", verify12_kernel<kWG, S, 1, false>, smem_bytes<kWG, S>(), false, false},
+      {"data only", verify12_kernel<kWG, S, 2, false>, smem_bytes<kWG, S>(), false, false},
+      {"compute only", verify12_kernel<kWG, S, 3, false>, smem_bytes<kWG, S>(), false, false},
   };
   for (const Variant& v : variants) {
     if (v.pair && split % 2) continue;
@@ -371,10 +397,14 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&cws, size_t{32} << 20));
   cublasSetWorkspace(h, cws, size_t{32} << 20);
   // Splits: row blocks x split <= 132 CTAs, one per SM.
-  const Shape shapes[] = {{"pooler", 4096, 8192, 8}, {"unpooler", 8192, 4096, 4}, {"qkv_gate", 2304, 8192, 14},
-                          {"o", 8192, 1024, 4}};
+  const Shape shapes[] = {{"pooler", 4096, 8192, 8, 4}, {"unpooler", 8192, 4096, 4, 2},
+                          {"qkv_gate", 2304, 8192, 14, 7}, {"o", 8192, 1024, 4, 2}};
+  const std::string rows = argc > 3 ? argv[3] : "128,256";
   for (const Shape& sh : shapes)
-    if (only.find(sh.name) != std::string::npos) run_shape(tm, fixed, h, sh, 128);
+    if (only.find(sh.name) != std::string::npos) {
+      if (rows.find("128") != std::string::npos) run_shape<2>(tm, fixed, h, sh, 128);
+      if (rows.find("256") != std::string::npos) run_shape<4>(tm, fixed, h, sh, 128);
+    }
   cublasDestroy(h);
   return 0;
 }
