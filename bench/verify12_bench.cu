@@ -82,8 +82,8 @@ __device__ __forceinline__ void stamp(unsigned long long* trace, int i) {
   trace[static_cast<size_t>(blockIdx.x) * 8 + i] = v;
 }
 
-// CTA order: pairs of split CTAs adjacent (a cluster of 2 when kPair), row blocks next, split pairs outermost:
-// blockIdx.x = ((s / 2) * row_blocks + rb) * 2 + s % 2.
+// CTA order (an even split): pairs of split CTAs adjacent (a cluster of 2 when kPair), row blocks next, split pairs
+// outermost: blockIdx.x = ((s / 2) * row_blocks + rb) * 2 + s % 2.
 // kPair with split 2: the pair's two tiles are the whole sum (no workspace, no counter).
 template <int kWG, int kStages, int kMode, bool kPair>
 __global__ void __launch_bounds__(Cfg<kWG>::kThreads, 1)
@@ -98,9 +98,11 @@ __global__ void __launch_bounds__(Cfg<kWG>::kThreads, 1)
   __shared__ unsigned released[kStages];
 
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-  const int pair_rank = static_cast<int>(blockIdx.x) & 1;
-  const int rb = static_cast<int>(blockIdx.x >> 1) % a.row_blocks;
-  const int sidx = static_cast<int>(blockIdx.x >> 1) / a.row_blocks * 2 + pair_rank;
+  const bool even = a.split % 2 == 0;  // (an odd split: row blocks inner, splits outer; no pairs)
+  const int pair_rank = even ? static_cast<int>(blockIdx.x) & 1 : 0;
+  const int rb = static_cast<int>(even ? blockIdx.x >> 1 : blockIdx.x) % a.row_blocks;
+  const int sidx = even ? static_cast<int>(blockIdx.x >> 1) / a.row_blocks * 2 + pair_rank
+                        : static_cast<int>(blockIdx.x) / a.row_blocks;
   const int64_t g_begin = a.k_groups * sidx / a.split, g_end = a.k_groups * (sidx + 1) / a.split;
   const int n_iter = static_cast<int>(g_end - g_begin);
   const uint8_t* const wsrc = a.wb + (static_cast<int64_t>(rb) * a.k_groups + g_begin) * kWBytes;
