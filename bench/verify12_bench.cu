@@ -17,7 +17,7 @@
 // the tail; the exception correction is the next step), so the output must match cuBLAS to rounding.
 // Modes (kMode): 0 the kernel; 1 the loop only (no tail: nothing written); 2 data only (waits and refills, no decode
 // or wgmma; no tail); 3 compute only (the first stages land once and are reused; no tail).
-// Usage: verify12_bench [reps=50] [layers=pooler,unpooler,qkv_gate,o] [rows per CTA=128,256]
+// Usage: verify12_bench [reps=50] [layers=pooler,unpooler,qkv_gate,o] [configs rows/tokens=256/128,128/128]
 #include <cooperative_groups.h>
 #include <cublas_v2.h>
 #include <cuda.h>
@@ -48,22 +48,26 @@ namespace cg = cooperative_groups;
 
 namespace {
 
-constexpr int kTok = 128;                                // tokens per CTA (wgmma N)
-constexpr int kXBytes = kTok * 128;                      // x box: 128 tokens x 64 k, 128B-swizzled
-
-// kWG consumer warpgroups x 4 warps x 16 rows: 64 kWG weight rows per CTA; a stage = x's box + one group of each
-// row tile, contiguous.
-template <int kWG>
+// kWG consumer warpgroups x 4 warps x 16 rows: 64 kWG weight rows per CTA, kTok tokens (wgmma N); a stage = x's box
+// (kTok tokens x 64 k, 128B-swizzled) + one group of each row tile, contiguous.
+template <int kWG, int kTok_>
 struct Cfg {
+  static constexpr int kTok = kTok_;
   static constexpr int kWarps = 4 * kWG, kRows = 16 * kWarps, kThreads = 32 * kWarps;
+  static constexpr int kXBytes = kTok * 128;
   static constexpr int kWBytes = kWarps * fmt12::kBytes12, kStageBytes = kXBytes + kWBytes;
   static constexpr int kRS = kRows + 4;                  // the tile's row stride in shared memory (floats)
   static_assert(kStageBytes % 1024 == 0, "x boxes stay 1024-byte aligned");
 };
 
-template <int kWG, int kStages>
+// Stages: as many as fit in ~200 KB (the tile of the tail fits over them).
+template <class C>
+constexpr int stages() {
+  return 200 * 1024 / C::kStageBytes;
+}
+template <class C>
 constexpr int smem_bytes() {
-  return kStages * Cfg<kWG>::kStageBytes + 1024;
+  return stages<C>() * C::kStageBytes + 1024;
 }
 
 struct Args {
@@ -85,12 +89,11 @@ __device__ __forceinline__ void stamp(unsigned long long* trace, int i) {
 // CTA order (an even split): pairs of split CTAs adjacent (a cluster of 2 when kPair), row blocks next, split pairs
 // outermost: blockIdx.x = ((s / 2) * row_blocks + rb) * 2 + s % 2.
 // kPair with split 2: the pair's two tiles are the whole sum (no workspace, no counter).
-template <int kWG, int kStages, int kMode, bool kPair>
-__global__ void __launch_bounds__(Cfg<kWG>::kThreads, 1)
+template <class C, int kMode, bool kPair>
+__global__ void __launch_bounds__(C::kThreads, 1)
     verify12_kernel(const __grid_constant__ CUtensorMap xmap, const k::PackedView w, const Args a) {
-  using C = Cfg<kWG>;
-  constexpr int kWarps = C::kWarps, kRows = C::kRows, kThreads = C::kThreads, kWBytes = C::kWBytes,
-                kStageBytes = C::kStageBytes, kRS = C::kRS;
+  constexpr int kTok = C::kTok, kWarps = C::kWarps, kRows = C::kRows, kThreads = C::kThreads, kWBytes = C::kWBytes,
+                kXBytes = C::kXBytes, kStageBytes = C::kStageBytes, kRS = C::kRS, kStages = stages<C>();
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
   const uint32_t smem0 = f::smem_u32(smem);
@@ -219,15 +222,16 @@ __global__ void __launch_bounds__(Cfg<kWG>::kThreads, 1)
   if (tid == 0) k::split_barrier_arrive_wait(a.cnt + rb, static_cast<unsigned>(a.split));
   __syncthreads();
   if (a.trace && tid == 0) stamp(a.trace, 5);
-  // This CTA's share of the tile: tokens [t0, t1); the units summed in order, rounded once, stored as runs of rows.
+  // This CTA's share of the tile: float4 units [u0, u1) of kTok x kRows / 4 (token-major); the split units summed in
+  // order, rounded once, stored as runs of rows.
   const int units = kPair ? a.split / 2 : a.split;
-  const int t0 = kTok * sidx / a.split, t1 = kTok * (sidx + 1) / a.split;
+  const int u_end = static_cast<int>(min(a.m, static_cast<int64_t>(kTok))) * kRow4;
+  const int u0 = kTok * kRow4 * sidx / a.split, u1 = min(kTok * kRow4 * (sidx + 1) / a.split, u_end);
   const int64_t unit_stride = static_cast<int64_t>(a.row_blocks) * kTok * kRows / 4;
   const float4* const src = reinterpret_cast<const float4*>(a.ws + static_cast<int64_t>(rb) * kTok * kRows);
-  for (int u = tid; u < (t1 - t0) * kRow4; u += kThreads) {
-    const int tok = t0 + u / kRow4, r4 = u % kRow4;
-    if (tok >= a.m) break;
-    const float4* p = src + tok * kRow4 + r4;
+  for (int u = u0 + tid; u < u1; u += kThreads) {
+    const int tok = u / kRow4, r4 = u % kRow4;
+    const float4* p = src + u;
     float4 s = __ldcg(p);
     for (int q = 1; q < units; ++q) {
       const float4 v = __ldcg(p + q * unit_stride);
@@ -251,9 +255,9 @@ struct Shape {
   int split256, split128;  // K split at 256 / 128 rows per CTA
 };
 
-template <int kWG>
+template <int kWG, int kTok>
 void run_shape(bench::Timer& tm, float fixed, cublasHandle_t h, const Shape& sh, int64_t m) {
-  using C = Cfg<kWG>;
+  using C = Cfg<kWG, kTok>;
   constexpr int kWarps = C::kWarps, kRows = C::kRows, kThreads = C::kThreads;
   // Weights N(0, 0.02^2) in BF16 with every exponent inside the 12-bit code's window (|w| >= 2^-18: no exception
   // entries), x N(0, 1).
@@ -314,8 +318,8 @@ void run_shape(bench::Timer& tm, float fixed, cublasHandle_t h, const Shape& sh,
   const CUtensorMap xmap = k::bf16_tensor_map(d_x, sh.k, m, 64, kTok, "verify12_bench: x");
   Args args{d_wb, pk.k_groups, m, sh.n, row_blocks, split, reinterpret_cast<__nv_bfloat16*>(d_out), d_ws, d_cnt, nullptr};
   const int ctas = row_blocks * split;
-  std::printf("%-9s m %3lld, %d rows per CTA: %d CTAs (%d row blocks x split %d, %lld groups each), cuBLAS %.2f us\n", sh.name,
-              static_cast<long long>(m), kRows, ctas, row_blocks, split, static_cast<long long>(pk.k_groups / split), t_cublas);
+  std::printf("%-9s m %3lld, %d rows x %d tokens per CTA, %d stages: %d CTAs (%d row blocks x split %d, %lld groups each), cuBLAS %.2f us\n", sh.name,
+              static_cast<long long>(m), kRows, kTok, stages<C>(), ctas, row_blocks, split, static_cast<long long>(pk.k_groups / split), t_cublas);
 
   using Fn = void (*)(const CUtensorMap, const k::PackedView, const Args);
   struct Variant {
@@ -324,13 +328,12 @@ void run_shape(bench::Timer& tm, float fixed, cublasHandle_t h, const Shape& sh,
     int smem;
     bool pair, check;
   };
-  constexpr int S = kWG == 4 ? 5 : 7;
   const Variant variants[] = {
-      {"kernel", verify12_kernel<kWG, S, 0, false>, smem_bytes<kWG, S>(), false, true},
-      {"kernel pairs", verify12_kernel<kWG, S, 0, true>, smem_bytes<kWG, S>(), true, true},
-      {"loop only", verify12_kernel<kWG, S, 1, false>, smem_bytes<kWG, S>(), false, false},
-      {"data only", verify12_kernel<kWG, S, 2, false>, smem_bytes<kWG, S>(), false, false},
-      {"compute only", verify12_kernel<kWG, S, 3, false>, smem_bytes<kWG, S>(), false, false},
+      {"kernel", verify12_kernel<C, 0, false>, smem_bytes<C>(), false, true},
+      {"kernel pairs", verify12_kernel<C, 0, true>, smem_bytes<C>(), true, true},
+      {"loop only", verify12_kernel<C, 1, false>, smem_bytes<C>(), false, false},
+      {"data only", verify12_kernel<C, 2, false>, smem_bytes<C>(), false, false},
+      {"compute only", verify12_kernel<C, 3, false>, smem_bytes<C>(), false, false},
   };
   for (const Variant& v : variants) {
     if (v.pair && split % 2) continue;
@@ -401,11 +404,16 @@ int main(int argc, char** argv) {
   // Splits: row blocks x split <= 132 CTAs, one per SM.
   const Shape shapes[] = {{"pooler", 4096, 8192, 8, 4}, {"unpooler", 8192, 4096, 4, 2},
                           {"qkv_gate", 2304, 8192, 14, 7}, {"o", 8192, 1024, 4, 2}};
-  const std::string rows = argc > 3 ? argv[3] : "128,256";
+  // Configurations "rows/tokens" (tokens = m, the wgmma N): 256/128, 128/128, 256/32, 256/16, 256/8.
+  const std::string cfgs = argc > 3 ? argv[3] : "256/128,128/128";
+  auto want = [&](const char* c) { return (',' + cfgs + ',').find(std::string(",") + c + ",") != std::string::npos; };
   for (const Shape& sh : shapes)
     if (only.find(sh.name) != std::string::npos) {
-      if (rows.find("128") != std::string::npos) run_shape<2>(tm, fixed, h, sh, 128);
-      if (rows.find("256") != std::string::npos) run_shape<4>(tm, fixed, h, sh, 128);
+      if (want("256/128")) run_shape<4, 128>(tm, fixed, h, sh, 128);
+      if (want("128/128")) run_shape<2, 128>(tm, fixed, h, sh, 128);
+      if (want("256/32")) run_shape<4, 32>(tm, fixed, h, sh, 32);
+      if (want("256/16")) run_shape<4, 16>(tm, fixed, h, sh, 16);
+      if (want("256/8")) run_shape<4, 8>(tm, fixed, h, sh, 8);
     }
   cublasDestroy(h);
   return 0;
