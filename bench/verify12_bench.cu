@@ -17,7 +17,8 @@
 // the tail; the exception correction is the next step), so the output must match cuBLAS to rounding.
 // Modes (kMode): 0 the kernel; 1 the loop only (no tail: nothing written); 2 data only (waits and refills, no decode
 // or wgmma; no tail); 3 compute only (the first stages land once and are reused; no tail).
-// Usage: verify12_bench [reps=50] [layers=pooler,unpooler,qkv_gate,o] [configs rows/tokens=256/128,128/128]
+// Usage: verify12_bench [reps=50] [layers=pooler,unpooler,slice,qkv_gate,o] [configs rows/tokens=256/128,128/128;
+// also 256/32, 256/16, 256/8 at m = the tokens, 64/8 at m = 8 and 64/8m1 at m = 1]
 #include <cooperative_groups.h>
 #include <cublas_v2.h>
 #include <cuda.h>
@@ -177,9 +178,25 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   __syncthreads();
   k::for_each_acc<kTok>(acc, lane, [&](int r, int tok, float v) { red[tok * kRS + warp * 16 + r] = v; });
   __syncthreads();
+  constexpr int kRow4 = kRows / 4;
+  if (a.split == 1) {  // the CTA's tile is the whole sum
+    for (int u = tid; u < min(a.m, static_cast<int64_t>(kTok)) * kRow4; u += kThreads) {
+      const int tok = u / kRow4, r = 4 * (u % kRow4);
+      const float4 v = *reinterpret_cast<const float4*>(red + tok * kRS + r);
+      const __nv_bfloat162 lo = __floats2bfloat162_rn(v.x, v.y), hi = __floats2bfloat162_rn(v.z, v.w);
+      uint2 pk;
+      pk.x = *reinterpret_cast<const uint32_t*>(&lo);
+      pk.y = *reinterpret_cast<const uint32_t*>(&hi);
+      *reinterpret_cast<uint2*>(a.out + tok * a.n + static_cast<int64_t>(rb) * kRows + r) = pk;
+    }
+    if (a.trace) {
+      __syncthreads();
+      if (tid == 0) stamp(a.trace, 6);
+    }
+    return;
+  }
   // Partial out: [unit][rb][tok][kRows]. Without pairs the unit is the split index, the whole tile; with pairs, rank
   // r sums tokens [64 r, 64 r + 64) of its own tile and its peer's (rank 0's first), unit = the pair.
-  constexpr int kRow4 = kRows / 4;
   if constexpr (kPair) {
     cg::cluster_group cluster = cg::this_cluster();
     cluster.sync();
@@ -252,7 +269,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
 struct Shape {
   const char* name;
   int64_t n, k;
-  int split256, split128;  // K split at 256 / 128 rows per CTA
+  int split256, split128;  // K split at 256 / 128 rows per CTA (64 rows: as many as fit 132 CTAs)
 };
 
 template <int kWG, int kTok>
@@ -289,7 +306,9 @@ void run_shape(bench::Timer& tm, float fixed, cublasHandle_t h, const Shape& sh,
   uint16_t *d_w, *d_x, *d_out, *d_ref;
   float* d_ws;
   unsigned long long *d_cnt, *d_trace;
-  const int split = kWG == 4 ? sh.split256 : sh.split128;
+  const int split = kWG == 4   ? sh.split256
+                    : kWG == 2 ? sh.split128
+                               : std::max(1, static_cast<int>(132 / (sh.n / kRows)));
   CK(cudaMalloc(&d_wb, blocked.size()));
   CK(cudaMalloc(&d_w, hw.size() * 2));
   CK(cudaMalloc(&d_x, hx.size() * 2));
@@ -393,7 +412,7 @@ void run_shape(bench::Timer& tm, float fixed, cublasHandle_t h, const Shape& sh,
 int main(int argc, char** argv) {
   bench::Timer tm;
   tm.reps = argc > 1 ? std::atoi(argv[1]) : 50;
-  const std::string only = argc > 2 ? argv[2] : "pooler,unpooler,qkv_gate,o";
+  const std::string only = argc > 2 ? argv[2] : "pooler,unpooler,slice,qkv_gate,o";
   const float fixed = tm.fixed_cost();
   cublasHandle_t h;
   cublasCreate(&h);
@@ -402,18 +421,20 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&cws, size_t{32} << 20));
   cublasSetWorkspace(h, cws, size_t{32} << 20);
   // Splits: row blocks x split <= 132 CTAs, one per SM.
-  const Shape shapes[] = {{"pooler", 4096, 8192, 8, 4}, {"unpooler", 8192, 4096, 4, 2},
+  const Shape shapes[] = {{"pooler", 4096, 8192, 8, 4}, {"unpooler", 8192, 4096, 4, 2}, {"slice", 1024, 4096, 0, 0},
                           {"qkv_gate", 2304, 8192, 14, 7}, {"o", 8192, 1024, 4, 2}};
   // Configurations "rows/tokens" (tokens = m, the wgmma N): 256/128, 128/128, 256/32, 256/16, 256/8.
   const std::string cfgs = argc > 3 ? argv[3] : "256/128,128/128";
   auto want = [&](const char* c) { return (',' + cfgs + ',').find(std::string(",") + c + ",") != std::string::npos; };
   for (const Shape& sh : shapes)
-    if (only.find(sh.name) != std::string::npos) {
+    if ((',' + only + ',').find(std::string(",") + sh.name + ",") != std::string::npos) {
       if (want("256/128")) run_shape<4, 128>(tm, fixed, h, sh, 128);
       if (want("128/128")) run_shape<2, 128>(tm, fixed, h, sh, 128);
       if (want("256/32")) run_shape<4, 32>(tm, fixed, h, sh, 32);
       if (want("256/16")) run_shape<4, 16>(tm, fixed, h, sh, 16);
       if (want("256/8")) run_shape<4, 8>(tm, fixed, h, sh, 8);
+      if (want("64/8")) run_shape<1, 8>(tm, fixed, h, sh, 8);
+      if (want("64/8m1")) run_shape<1, 8>(tm, fixed, h, sh, 1);
     }
   cublasDestroy(h);
   return 0;
