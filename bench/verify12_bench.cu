@@ -111,7 +111,12 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   const int n_iter = static_cast<int>(g_end - g_begin);
   const uint8_t* const wsrc = a.wb + (static_cast<int64_t>(rb) * a.k_groups + g_begin) * kWBytes;
 
-  if (a.trace && tid == 0) stamp(a.trace, 0);
+  if (a.trace && tid == 0) {
+    stamp(a.trace, 0);
+    unsigned smid;  // (slot 7: the SM + 1 in bits 16.., as skinny_family.cuh stamp_sm; TIMELINE_DUMP prints it)
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+    a.trace[static_cast<size_t>(blockIdx.x) * 8 + 7] = static_cast<unsigned long long>(smid + 1) << 16;
+  }
   // One lane issues stage `slot` <- iteration it: x's box by TMA and the row block's 16 groups by one bulk copy.
   auto issue = [&](int slot, int it) {
     const uint32_t bar = f::smem_u32(&full[slot]), st = smem0 + slot * kStageBytes;
