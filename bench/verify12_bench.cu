@@ -87,6 +87,15 @@ __device__ __forceinline__ void stamp(unsigned long long* trace, int i) {
   trace[static_cast<size_t>(blockIdx.x) * 8 + i] = v;
 }
 
+// Four FP32 outputs of consecutive rows, rounded once to BF16, as one 8-byte store.
+__device__ __forceinline__ void store4(__nv_bfloat16* o, float4 v) {
+  const __nv_bfloat162 lo = __floats2bfloat162_rn(v.x, v.y), hi = __floats2bfloat162_rn(v.z, v.w);
+  uint2 pk;
+  pk.x = *reinterpret_cast<const uint32_t*>(&lo);
+  pk.y = *reinterpret_cast<const uint32_t*>(&hi);
+  *reinterpret_cast<uint2*>(o) = pk;
+}
+
 // CTA order (an even split): pairs of split CTAs adjacent (a cluster of 2 when kPair), row blocks next, split pairs
 // outermost: blockIdx.x = ((s / 2) * row_blocks + rb) * 2 + s % 2.
 // kPair with split 2: the pair's two tiles are the whole sum (no workspace, no counter).
@@ -187,12 +196,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   if (a.split == 1) {  // the CTA's tile is the whole sum
     for (int u = tid; u < min(a.m, static_cast<int64_t>(kTok)) * kRow4; u += kThreads) {
       const int tok = u / kRow4, r = 4 * (u % kRow4);
-      const float4 v = *reinterpret_cast<const float4*>(red + tok * kRS + r);
-      const __nv_bfloat162 lo = __floats2bfloat162_rn(v.x, v.y), hi = __floats2bfloat162_rn(v.z, v.w);
-      uint2 pk;
-      pk.x = *reinterpret_cast<const uint32_t*>(&lo);
-      pk.y = *reinterpret_cast<const uint32_t*>(&hi);
-      *reinterpret_cast<uint2*>(a.out + tok * a.n + static_cast<int64_t>(rb) * kRows + r) = pk;
+      store4(a.out + tok * a.n + static_cast<int64_t>(rb) * kRows + r, *reinterpret_cast<const float4*>(red + tok * kRS + r));
     }
     if (a.trace) {
       __syncthreads();
@@ -217,11 +221,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
       if (!last) {
         dst[tok * kRow4 + r / 4] = sum;
       } else if (tok < a.m) {
-        const __nv_bfloat162 lo = __floats2bfloat162_rn(sum.x, sum.y), hi = __floats2bfloat162_rn(sum.z, sum.w);
-        uint2 pk;
-        pk.x = *reinterpret_cast<const uint32_t*>(&lo);
-        pk.y = *reinterpret_cast<const uint32_t*>(&hi);
-        *reinterpret_cast<uint2*>(a.out + tok * a.n + static_cast<int64_t>(rb) * kRows + r) = pk;
+        store4(a.out + tok * a.n + static_cast<int64_t>(rb) * kRows + r, sum);
       }
     }
     cluster.sync();  // the peer has read this CTA's tile
@@ -259,11 +259,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
       const float4 v = __ldcg(p + q * unit_stride);
       s.x += v.x, s.y += v.y, s.z += v.z, s.w += v.w;
     }
-    const __nv_bfloat162 lo = __floats2bfloat162_rn(s.x, s.y), hi = __floats2bfloat162_rn(s.z, s.w);
-    uint2 pk;
-    pk.x = *reinterpret_cast<const uint32_t*>(&lo);
-    pk.y = *reinterpret_cast<const uint32_t*>(&hi);
-    *reinterpret_cast<uint2*>(a.out + tok * a.n + static_cast<int64_t>(rb) * kRows + 4 * r4) = pk;
+    store4(a.out + tok * a.n + static_cast<int64_t>(rb) * kRows + 4 * r4, s);
   }
   if (a.trace) {
     __syncthreads();
@@ -328,12 +324,7 @@ void run_shape(bench::Timer& tm, float fixed, cublasHandle_t h, const Shape& sh,
   CK(cudaMemcpy(d_x, hx.data(), hx.size() * 2, cudaMemcpyHostToDevice));
   k::PackedView w{};
   w.base = pk.base;
-  auto cublas = [&] {
-    const float one = 1.f, zero = 0.f;
-    cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(sh.n), static_cast<int>(m), static_cast<int>(sh.k),
-                 &one, d_w, CUDA_R_16BF, static_cast<int>(sh.k), d_x, CUDA_R_16BF, static_cast<int>(sh.k), &zero,
-                 d_ref, CUDA_R_16BF, static_cast<int>(sh.n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-  };
+  auto cublas = [&] { bench::cublas_linear_bf16(h, d_w, d_x, d_ref, sh.n, m, sh.k); };
   cublas();
   CK(cudaStreamSynchronize(tm.s));
   const float t_cublas = tm.time(cublas) - fixed;
@@ -419,12 +410,8 @@ int main(int argc, char** argv) {
   tm.reps = argc > 1 ? std::atoi(argv[1]) : 50;
   const std::string only = argc > 2 ? argv[2] : "pooler,unpooler,slice,qkv_gate,o";
   const float fixed = tm.fixed_cost();
-  cublasHandle_t h;
-  cublasCreate(&h);
+  const cublasHandle_t h = static_cast<cublasHandle_t>(bench::blas_with_workspace().handle);
   cublasSetStream(h, tm.s);
-  void* cws;
-  CK(cudaMalloc(&cws, size_t{32} << 20));
-  cublasSetWorkspace(h, cws, size_t{32} << 20);
   // Splits: row blocks x split <= 132 CTAs, one per SM.
   const Shape shapes[] = {{"pooler", 4096, 8192, 8, 4}, {"unpooler", 8192, 4096, 4, 2}, {"slice", 1024, 4096, 0, 0},
                           {"qkv_gate", 2304, 8192, 14, 7}, {"o", 8192, 1024, 4, 2}};
