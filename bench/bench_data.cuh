@@ -144,13 +144,4 @@ inline solgemm::kernels::Blas blas_with_workspace() {
   return {handle, ws, bytes};
 }
 
-// out (m x n BF16) = x (m x k) W^T (W n x k, BF16) by cublasGemmEx, as torch's F.linear calls it (the judge's baseline).
-inline void cublas_linear_bf16(cublasHandle_t h, const void* w, const void* x, void* out, int64_t n, int64_t m,
-                               int64_t k) {
-  const float one = 1.f, zero = 0.f;
-  cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m), static_cast<int>(k), &one, w,
-               CUDA_R_16BF, static_cast<int>(k), x, CUDA_R_16BF, static_cast<int>(k), &zero, out, CUDA_R_16BF,
-               static_cast<int>(n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-}
-
 }  // namespace bench

@@ -279,7 +279,7 @@ struct Shape {
 };
 
 template <int kWG, int kTok>
-void run_shape(bench::Timer& tm, float fixed, cublasHandle_t h, const Shape& sh, int64_t m) {
+void run_shape(bench::Timer& tm, float fixed, const k::Blas& blas, const Shape& sh, int64_t m) {
   using C = Cfg<kWG, kTok>;
   constexpr int kWarps = C::kWarps, kRows = C::kRows, kThreads = C::kThreads;
   // Weights N(0, 0.02^2) in BF16 with every exponent inside the 12-bit code's window (|w| >= 2^-18: no exception
@@ -329,7 +329,10 @@ void run_shape(bench::Timer& tm, float fixed, cublasHandle_t h, const Shape& sh,
   CK(cudaMemcpy(d_x, hx.data(), hx.size() * 2, cudaMemcpyHostToDevice));
   k::PackedView w{};
   w.base = pk.base;
-  auto cublas = [&] { bench::cublas_linear_bf16(h, d_w, d_x, d_ref, sh.n, m, sh.k); };
+  auto cublas = [&] {  // the judge's baseline: cublasGemmEx as torch's F.linear calls it
+    k::launch_vendor(blas, nullptr, d_w, reinterpret_cast<const __nv_bfloat16*>(d_x),
+                     m, reinterpret_cast<__nv_bfloat16*>(d_ref), sh.n, sh.k, tm.s);
+  };
   cublas();
   CK(cudaStreamSynchronize(tm.s));
   const float t_cublas = tm.time(cublas) - fixed;
@@ -415,8 +418,7 @@ int main(int argc, char** argv) {
   tm.reps = argc > 1 ? std::atoi(argv[1]) : 50;
   const std::string only = argc > 2 ? argv[2] : "pooler,unpooler,slice,qkv_gate,o";
   const float fixed = tm.fixed_cost();
-  const cublasHandle_t h = static_cast<cublasHandle_t>(bench::blas_with_workspace().handle);
-  cublasSetStream(h, tm.s);
+  const k::Blas blas = bench::blas_with_workspace();
   // Splits: row blocks x split <= 132 CTAs, one per SM.
   const Shape shapes[] = {{"pooler", 4096, 8192, 8, 4}, {"unpooler", 8192, 4096, 4, 2}, {"slice", 1024, 4096, 0, 0},
                           {"qkv_gate", 2304, 8192, 14, 7}, {"o", 8192, 1024, 4, 2}};
@@ -425,14 +427,14 @@ int main(int argc, char** argv) {
   auto want = [&](const char* c) { return (',' + cfgs + ',').find(std::string(",") + c + ",") != std::string::npos; };
   for (const Shape& sh : shapes)
     if ((',' + only + ',').find(std::string(",") + sh.name + ",") != std::string::npos) {
-      if (want("256/128")) run_shape<4, 128>(tm, fixed, h, sh, 128);
-      if (want("128/128")) run_shape<2, 128>(tm, fixed, h, sh, 128);
-      if (want("256/32")) run_shape<4, 32>(tm, fixed, h, sh, 32);
-      if (want("256/16")) run_shape<4, 16>(tm, fixed, h, sh, 16);
-      if (want("256/8")) run_shape<4, 8>(tm, fixed, h, sh, 8);
-      if (want("64/8")) run_shape<1, 8>(tm, fixed, h, sh, 8);
-      if (want("64/8m1")) run_shape<1, 8>(tm, fixed, h, sh, 1);
+      if (want("256/128")) run_shape<4, 128>(tm, fixed, blas, sh, 128);
+      if (want("128/128")) run_shape<2, 128>(tm, fixed, blas, sh, 128);
+      if (want("256/32")) run_shape<4, 32>(tm, fixed, blas, sh, 32);
+      if (want("256/16")) run_shape<4, 16>(tm, fixed, blas, sh, 16);
+      if (want("256/8")) run_shape<4, 8>(tm, fixed, blas, sh, 8);
+      if (want("64/8")) run_shape<1, 8>(tm, fixed, blas, sh, 8);
+      if (want("64/8m1")) run_shape<1, 8>(tm, fixed, blas, sh, 1);
     }
-  cublasDestroy(h);
+  cublasDestroy(static_cast<cublasHandle_t>(blas.handle));
   return 0;
 }

@@ -361,7 +361,7 @@ struct Shape {
 };
 
 template <class C>
-void run_shape(bench::Timer& tm, float fixed, cublasHandle_t h, const Shape& sh, int64_t m,
+void run_shape(bench::Timer& tm, float fixed, const k::Blas& blas, const Shape& sh, int64_t m,
                std::vector<int> splits) {
   // Weights N(0, 0.02^2) in BF16 (host), packed with the library's encoder; x N(0, 1).
   std::mt19937_64 rng(42 + sh.n);
@@ -391,7 +391,10 @@ void run_shape(bench::Timer& tm, float fixed, cublasHandle_t h, const Shape& sh,
   CK(cudaMemcpy(d_x, hx.data(), hx.size() * 2, cudaMemcpyHostToDevice));
   const k::PackedView w = bench::packed_view(pk, d_data, d_off, d_exc, nullptr);  // (12-bit: checked above; the wide family needs no exc_blk)
   // cuBLAS, as the judge's baseline calls it (out^T = W x^T, BF16 out, FP32 compute).
-  auto cublas = [&] { bench::cublas_linear_bf16(h, d_w, d_x, d_ref, sh.n, m, sh.k); };
+  auto cublas = [&] {  // the judge's baseline: cublasGemmEx as torch's F.linear calls it
+    k::launch_vendor(blas, nullptr, d_w, reinterpret_cast<const __nv_bfloat16*>(d_x),
+                     m, reinterpret_cast<__nv_bfloat16*>(d_ref), sh.n, sh.k, tm.s);
+  };
   cublas();
   CK(cudaStreamSynchronize(tm.s));
   const float t_cublas = tm.time(cublas) - fixed;
@@ -496,8 +499,7 @@ int main(int argc, char** argv) {
   bench::Timer tm;
   tm.reps = argc > 1 ? std::atoi(argv[1]) : 50;
   const float fixed = tm.fixed_cost();
-  const cublasHandle_t h = static_cast<cublasHandle_t>(bench::blas_with_workspace().handle);
-  cublasSetStream(h, tm.s);
+  const k::Blas blas = bench::blas_with_workspace();
   const Shape shapes[] = {{"pooler", 4096, 8192}, {"unpooler", 8192, 4096}, {"qkv_gate", 2304, 8192}, {"o", 8192, 1024}};
   using C128 = Cfg<128, 4, 4>;  // 256 rows x 128 tokens (4 stages: room for the exception columns)
   using C256 = Cfg<256, 2, 4>;  // 128 rows x 256 tokens
@@ -510,9 +512,9 @@ int main(int argc, char** argv) {
       if (rb256 * s <= tm.sms) s256.push_back(s);
     if (s128.size() > 2) s128.erase(s128.begin(), s128.end() - 2);  // the two largest splits that fit
     if (s256.size() > 2) s256.erase(s256.begin(), s256.end() - 2);
-    run_shape<C128>(tm, fixed, h, sh, 128, s128);
-    run_shape<C256>(tm, fixed, h, sh, 256, s256);
+    run_shape<C128>(tm, fixed, blas, sh, 128, s128);
+    run_shape<C256>(tm, fixed, blas, sh, 256, s256);
   }
-  cublasDestroy(h);
+  cublasDestroy(static_cast<cublasHandle_t>(blas.handle));
   return 0;
 }
