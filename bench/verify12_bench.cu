@@ -54,16 +54,20 @@ namespace cg = cooperative_groups;
 
 namespace {
 
-// kWG consumer warpgroups x 4 warps x 16 rows: 64 kWG weight rows per CTA, kTok tokens (wgmma N); a stage = x's box
-// (kTok tokens x 64 k, 128B-swizzled) + one group of each row tile, contiguous.
-template <int kWG, int kTok_>
+// kWG consumer warpgroups x 4 warps; the warpgroups split into kKW k-phases x kWG / kKW row sets of 64 rows, so a CTA
+// owns 64 kWG / kKW weight rows and kTok tokens (wgmma N). A stage = kKW consecutive groups (64 k each): x's kKW boxes
+// (kTok tokens x 64 k, 128B-swizzled) + every warp's group tile, contiguous ([k-phase][row set][4 tiles]). Warpgroup g
+// runs k-phase g / (kWG / kKW) on row set g % (kWG / kKW); the k-phases' partial tiles are summed in shared memory in
+// k-phase order (kKW > 1: the 4-row-tile layout for 8-32 tokens, perf-notes step 159).
+template <int kWG, int kTok_, int kKW = 1>
 struct Cfg {
-  static constexpr int kTok = kTok_;
-  static constexpr int kWarps = 4 * kWG, kRows = 16 * kWarps, kThreads = 32 * kWarps;
-  static constexpr int kXBytes = kTok * 128;
+  static constexpr int kTok = kTok_, kK = kKW;
+  static constexpr int kWarps = 4 * kWG, kRowSets = kWG / kKW, kRows = 64 * kRowSets, kThreads = 32 * kWarps;
+  static constexpr int kBoxBytes = kTok * 128, kXBytes = kKW * kBoxBytes;
   static constexpr int kWBytes = kWarps * fmt12::kBytes12, kStageBytes = kXBytes + kWBytes;
   static constexpr int kRS = kRows + 4;                  // the tile's row stride in shared memory (floats)
-  static_assert(kStageBytes % 1024 == 0, "x boxes stay 1024-byte aligned");
+  static_assert(kWG % kKW == 0, "whole row sets");
+  static_assert(kStageBytes % 1024 == 0 && kBoxBytes % 1024 == 0, "x boxes stay 1024-byte aligned");
 };
 
 // Stages: as many as fit in ~200 KB (the tile of the tail fits over them).
@@ -77,8 +81,8 @@ constexpr int smem_bytes() {
 }
 
 struct Args {
-  const uint8_t* wb;          // blocked 12-bit groups: [row block][group][16 row tiles][1536 B]
-  int64_t k_groups, m, n;     // n: output rows (a multiple of kRows here)
+  const uint8_t* wb;          // blocked 12-bit groups: [row block][stage][k-phase][row set][4 tiles][1536 B]
+  int64_t k_groups, m, n;     // n: output rows (a multiple of kRows here); k_groups a multiple of kKW
   int row_blocks, split;
   __nv_bfloat16* out;         // m x n
   float* ws;                  // [split unit][row block][kTok][kRows]
@@ -108,7 +112,8 @@ template <class C, int kMode, bool kPair>
 __global__ void __launch_bounds__(C::kThreads, 1)
     verify12_kernel(const __grid_constant__ CUtensorMap xmap, const k::PackedView w, const Args a) {
   constexpr int kTok = C::kTok, kWarps = C::kWarps, kRows = C::kRows, kThreads = C::kThreads, kWBytes = C::kWBytes,
-                kXBytes = C::kXBytes, kStageBytes = C::kStageBytes, kRS = C::kRS, kStages = stages<C>();
+                kXBytes = C::kXBytes, kStageBytes = C::kStageBytes, kRS = C::kRS, kStages = stages<C>(), kKW = C::kK,
+                kRowSets = C::kRowSets, kBoxBytes = C::kBoxBytes;
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
   const uint32_t smem0 = f::smem_u32(smem);
@@ -121,9 +126,11 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   const int rb = static_cast<int>(even ? blockIdx.x >> 1 : blockIdx.x) % a.row_blocks;
   const int sidx = even ? static_cast<int>(blockIdx.x >> 1) / a.row_blocks * 2 + pair_rank
                         : static_cast<int>(blockIdx.x) / a.row_blocks;
-  const int64_t g_begin = a.k_groups * sidx / a.split, g_end = a.k_groups * (sidx + 1) / a.split;
-  const int n_iter = static_cast<int>(g_end - g_begin);
-  const uint8_t* const wsrc = a.wb + (static_cast<int64_t>(rb) * a.k_groups + g_begin) * kWBytes;
+  const int64_t n_st = a.k_groups / kKW;  // stages over all of K
+  const int64_t s_begin = n_st * sidx / a.split, s_end = n_st * (sidx + 1) / a.split;
+  const int n_iter = static_cast<int>(s_end - s_begin);
+  const uint8_t* const wsrc = a.wb + (static_cast<int64_t>(rb) * n_st + s_begin) * kWBytes;
+  const int kphase = warp / 4 / kRowSets, rset = warp / 4 % kRowSets;
 
   if (a.trace && tid == 0) {
     stamp(a.trace, 0);
@@ -131,11 +138,13 @@ __global__ void __launch_bounds__(C::kThreads, 1)
     asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
     a.trace[static_cast<size_t>(blockIdx.x) * 8 + 7] = static_cast<unsigned long long>(smid + 1) << 16;
   }
-  // One lane issues stage `slot` <- iteration it: x's box by TMA and the row block's 16 groups by one bulk copy.
+  // One lane issues stage `slot` <- iteration it: x's kKW boxes by TMA and the row block's group tiles by one bulk copy.
   auto issue = [&](int slot, int it) {
     const uint32_t bar = f::smem_u32(&full[slot]), st = smem0 + slot * kStageBytes;
     f::mbar_arrive_expect_tx(bar, kStageBytes);
-    f::tma_2d(st, &xmap, static_cast<int>((g_begin + it) * 64), 0, bar);
+#pragma unroll
+    for (int p = 0; p < kKW; ++p)
+      f::tma_2d(st + p * kBoxBytes, &xmap, static_cast<int>(((s_begin + it) * kKW + p) * 64), 0, bar);
     f::bulk_g2s(st + kXBytes, wsrc + static_cast<int64_t>(it) * kWBytes, kWBytes, bar);
   };
   if (tid == 0) {
@@ -164,7 +173,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
       k::GroupRegs<true> regs;
       regs.load_shared(stage + kXBytes + warp * fmt12::kBytes12, lane);
       regs.decode(w, av);
-      const uint32_t xt = smem0 + slot * kStageBytes;
+      const uint32_t xt = smem0 + slot * kStageBytes + kphase * kBoxBytes;
       k::wgmma_fence();
 #pragma unroll
       for (int s = 0; s < 4; ++s) k::wgmma_rs<kTok>(acc, av[s], k::sw128_desc(xt + 32 * s));
@@ -195,8 +204,17 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   // The CTA's FP32 tile, token-major, over the ring (every stage consumed, every wgmma waited for).
   float* const red = reinterpret_cast<float*>(smem);
   __syncthreads();
-  k::for_each_acc<kTok>(acc, lane, [&](int r, int tok, float v) { red[tok * kRS + warp * 16 + r] = v; });
-  __syncthreads();
+#pragma unroll
+  for (int p = 0; p < kKW; ++p) {  // the k-phases' tiles summed in k-phase order
+    if (kphase == p) {
+      const int row0 = rset * 64 + (warp & 3) * 16;
+      k::for_each_acc<kTok>(acc, lane, [&](int r, int tok, float v) {
+        float& d = red[tok * kRS + row0 + r];
+        d = p == 0 ? v : d + v;
+      });
+    }
+    __syncthreads();
+  }
   constexpr int kRow4 = kRows / 4;
   if (a.split == 1) {  // the CTA's tile is the whole sum
     for (int u = tid; u < min(a.m, static_cast<int64_t>(kTok)) * kRow4; u += kThreads) {
@@ -278,9 +296,10 @@ struct Shape {
   int split256, split128;  // K split at 256 / 128 rows per CTA (64 rows: as many as fit 132 CTAs)
 };
 
-template <int kWG, int kTok>
+template <int kWG, int kTok, int kKW = 1>
 void run_shape(bench::Timer& tm, float fixed, const k::Blas& blas, const Shape& sh, int64_t m) {
-  using C = Cfg<kWG, kTok>;
+  using C = Cfg<kWG, kTok, kKW>;
+  constexpr int kRowSets = C::kRowSets;
   constexpr int kWarps = C::kWarps, kRows = C::kRows, kThreads = C::kThreads;
   // Weights N(0, 0.02^2) in BF16 with every exponent inside the 12-bit code's window (|w| >= 2^-18: no exception
   // entries), x N(0, 1).
@@ -299,22 +318,25 @@ void run_shape(bench::Timer& tm, float fixed, const k::Blas& blas, const Shape& 
     std::printf("%s: not 12-bit without exceptions, or rows not a multiple of %d: skipped\n", sh.name, kRows);
     return;
   }
-  // Blocked copy: [row block][group][16 row tiles] of the encoder's [row tile][group] groups.
+  // Blocked copy: [row block][stage][k-phase][row set][4 tiles] of the encoder's [row tile][group] groups.
   const int row_blocks = static_cast<int>(sh.n / kRows);
+  const int64_t n_st = pk.k_groups / kKW;
   std::vector<uint8_t> blocked(pk.data.size());
   for (int rb = 0; rb < row_blocks; ++rb)
-    for (int64_t g = 0; g < pk.k_groups; ++g)
-      for (int t = 0; t < kWarps; ++t)
-        std::memcpy(blocked.data() + ((rb * pk.k_groups + g) * kWarps + t) * fmt12::kBytes12,
-                    pk.data.data() + ((static_cast<int64_t>(rb) * kWarps + t) * pk.k_groups + g) * fmt12::kBytes12,
-                    fmt12::kBytes12);
+    for (int64_t st = 0; st < n_st; ++st)
+      for (int w = 0; w < kWarps; ++w) {
+        const int p = w / 4 / kRowSets, rs = w / 4 % kRowSets, t = w % 4;
+        const int64_t tile = static_cast<int64_t>(rb) * (kRows / 16) + rs * 4 + t, g = st * kKW + p;
+        std::memcpy(blocked.data() + ((rb * n_st + st) * kWarps + w) * fmt12::kBytes12,
+                    pk.data.data() + (tile * pk.k_groups + g) * fmt12::kBytes12, fmt12::kBytes12);
+      }
   uint8_t* d_wb;
   uint16_t *d_w, *d_x, *d_out, *d_ref;
   float* d_ws;
   unsigned long long *d_cnt, *d_trace;
-  const int split = kWG == 4   ? sh.split256
-                    : kWG == 2 ? sh.split128
-                               : std::max(1, static_cast<int>(132 / (sh.n / kRows)));
+  const int split = kRows == 256   ? sh.split256
+                    : kRows == 128 ? sh.split128
+                                   : std::max(1, static_cast<int>(132 / (sh.n / kRows)));
   CK(cudaMalloc(&d_wb, blocked.size()));
   CK(cudaMalloc(&d_w, hw.size() * 2));
   CK(cudaMalloc(&d_x, hx.size() * 2));
@@ -341,8 +363,8 @@ void run_shape(bench::Timer& tm, float fixed, const k::Blas& blas, const Shape& 
   const CUtensorMap xmap = k::bf16_tensor_map(d_x, sh.k, m, 64, kTok, "verify12_bench: x");
   Args args{d_wb, pk.k_groups, m, sh.n, row_blocks, split, reinterpret_cast<__nv_bfloat16*>(d_out), d_ws, d_cnt, nullptr};
   const int ctas = row_blocks * split;
-  std::printf("%-9s m %3lld, %d rows x %d tokens per CTA, %d stages: %d CTAs (%d row blocks x split %d, %lld groups each), cuBLAS %.2f us\n", sh.name,
-              static_cast<long long>(m), kRows, kTok, stages<C>(), ctas, row_blocks, split, static_cast<long long>(pk.k_groups / split), t_cublas);
+  std::printf("%-9s m %3lld, %d rows x %d tokens per CTA (%d k-phases), %d stages: %d CTAs (%d row blocks x split %d, %lld groups each), cuBLAS %.2f us\n", sh.name,
+              static_cast<long long>(m), kRows, kTok, kKW, stages<C>(), ctas, row_blocks, split, static_cast<long long>(pk.k_groups / split), t_cublas);
 
   using Fn = void (*)(const CUtensorMap, const k::PackedView, const Args);
   struct Variant {
@@ -434,6 +456,12 @@ int main(int argc, char** argv) {
       if (want("256/8")) run_shape<4, 8>(tm, fixed, blas, sh, 8);
       if (want("64/8")) run_shape<1, 8>(tm, fixed, blas, sh, 8);
       if (want("64/8m1")) run_shape<1, 8>(tm, fixed, blas, sh, 1);
+      // 64 rows x 4 k-phases (4 row tiles per k-phase, the k split over the CTA's 4 warpgroups), and 128 rows x 2.
+      if (want("64x4/32")) run_shape<4, 32, 4>(tm, fixed, blas, sh, 32);
+      if (want("64x4/16")) run_shape<4, 16, 4>(tm, fixed, blas, sh, 16);
+      if (want("64x4/8")) run_shape<4, 8, 4>(tm, fixed, blas, sh, 8);
+      if (want("64x4/8m1")) run_shape<4, 8, 4>(tm, fixed, blas, sh, 1);
+      if (want("128x2/32")) run_shape<4, 32, 2>(tm, fixed, blas, sh, 32);
     }
   cublasDestroy(static_cast<cublasHandle_t>(blas.handle));
   return 0;
