@@ -108,7 +108,7 @@ __device__ __forceinline__ void store4(__nv_bfloat16* o, float4 v) {
 // CTA order (an even split): pairs of split CTAs adjacent (a cluster of 2 when kPair), row blocks next, split pairs
 // outermost: blockIdx.x = ((s / 2) * row_blocks + rb) * 2 + s % 2.
 // kPair with split 2: the pair's two tiles are the whole sum (no workspace, no counter).
-template <class C, int kMode, bool kPair>
+template <class C, int kMode, bool kPair, bool kPipe = false>
 __global__ void __launch_bounds__(C::kThreads, 1)
     verify12_kernel(const __grid_constant__ CUtensorMap xmap, const k::PackedView w, const Args a) {
   constexpr int kTok = C::kTok, kWarps = C::kWarps, kRows = C::kRows, kThreads = C::kThreads, kWBytes = C::kWBytes,
@@ -163,26 +163,25 @@ __global__ void __launch_bounds__(C::kThreads, 1)
 #pragma unroll
   for (int i = 0; i < kTok / 2; ++i) acc[i] = 0.f;
   constexpr bool kCompute = kMode != 2, kRefill = kMode != 3;
-  for (int it = 0; it < n_iter; ++it) {
-    const int slot = it % kStages;
-    if (kRefill || it < kStages) f::mbar_wait(f::smem_u32(&full[slot]), static_cast<uint32_t>((it / kStages) & 1));
-    if (a.trace && it == 0 && tid == 0) stamp(a.trace, 1);
-    if constexpr (kCompute) {
-      const uint8_t* stage = smem + slot * kStageBytes;
-      uint32_t av[4][4];
-      k::GroupRegs<true> regs;
-      regs.load_shared(stage + kXBytes + warp * fmt12::kBytes12, lane);
-      regs.decode(w, av);
-      const uint32_t xt = smem0 + slot * kStageBytes + kphase * kBoxBytes;
-      k::wgmma_fence();
+  auto wait_stage = [&](int it) {
+    if (kRefill || it < kStages) f::mbar_wait(f::smem_u32(&full[it % kStages]), static_cast<uint32_t>((it / kStages) & 1));
+  };
+  auto load_dec = [&](int it, uint32_t (&dst)[4][4]) {  // the warp's group tile of stage it, decoded to A fragments
+    k::GroupRegs<true> regs;
+    regs.load_shared(smem + (it % kStages) * kStageBytes + kXBytes + warp * fmt12::kBytes12, lane);
+    regs.decode(w, dst);
+  };
+  auto mma = [&](int it, const uint32_t (&src)[4][4]) {  // issued and committed, not waited for
+    const uint32_t xt = smem0 + (it % kStages) * kStageBytes + kphase * kBoxBytes;
+    k::wgmma_fence();
 #pragma unroll
-      for (int s = 0; s < 4; ++s) k::wgmma_rs<kTok>(acc, av[s], k::sw128_desc(xt + 32 * s));
-      k::wgmma_commit();
-      k::wgmma_wait0();
-    }
-    if (a.trace && it == 0 && tid == 0) stamp(a.trace, 2);
+    for (int s = 0; s < 4; ++s) k::wgmma_rs<kTok>(acc, src[s], k::sw128_desc(xt + 32 * s));
+    k::wgmma_commit();
+  };
+  auto release = [&](int it) {
     if constexpr (kRefill) {
       // Release: the last warp to release the slot refills it (no warp waits for the others).
+      const int slot = it % kStages;
       __syncwarp();
       if (lane == 0) {
         __threadfence_block();
@@ -194,6 +193,47 @@ __global__ void __launch_bounds__(C::kThreads, 1)
           if (it + kStages < n_iter) issue(slot, it + kStages);
         }
       }
+    }
+  };
+  if constexpr (kPipe && kCompute) {
+    // Software-pipelined: stage it + 1 is loaded and decoded while stage it's wgmmas run (two A register sets).
+    uint32_t a0[4][4], a1[4][4];
+    if (n_iter > 0) {
+      wait_stage(0);
+      if (a.trace && tid == 0) stamp(a.trace, 1);
+      load_dec(0, a0);
+    }
+    for (int it = 0; it < n_iter; it += 2) {
+      mma(it, a0);
+      if (it + 1 < n_iter) {
+        wait_stage(it + 1);
+        load_dec(it + 1, a1);
+      }
+      k::wgmma_wait0();
+      if (a.trace && it == 0 && tid == 0) stamp(a.trace, 2);
+      release(it);
+      if (it + 1 < n_iter) {
+        mma(it + 1, a1);
+        if (it + 2 < n_iter) {
+          wait_stage(it + 2);
+          load_dec(it + 2, a0);
+        }
+        k::wgmma_wait0();
+        release(it + 1);
+      }
+    }
+  } else {
+    for (int it = 0; it < n_iter; ++it) {
+      wait_stage(it);
+      if (a.trace && it == 0 && tid == 0) stamp(a.trace, 1);
+      if constexpr (kCompute) {
+        uint32_t av[4][4];
+        load_dec(it, av);
+        mma(it, av);
+        k::wgmma_wait0();
+      }
+      if (a.trace && it == 0 && tid == 0) stamp(a.trace, 2);
+      release(it);
     }
   }
   if (a.trace && tid == 0) stamp(a.trace, 3);
@@ -334,9 +374,8 @@ void run_shape(bench::Timer& tm, float fixed, const k::Blas& blas, const Shape& 
   uint16_t *d_w, *d_x, *d_out, *d_ref;
   float* d_ws;
   unsigned long long *d_cnt, *d_trace;
-  const int split = kRows == 256   ? sh.split256
-                    : kRows == 128 ? sh.split128
-                                   : std::max(1, static_cast<int>(132 / (sh.n / kRows)));
+  const int listed = kRows == 256 ? sh.split256 : kRows == 128 ? sh.split128 : 0;
+  const int split = listed > 0 ? listed : std::max(1, static_cast<int>(132 / (sh.n / kRows)));
   CK(cudaMalloc(&d_wb, blocked.size()));
   CK(cudaMalloc(&d_w, hw.size() * 2));
   CK(cudaMalloc(&d_x, hx.size() * 2));
@@ -376,9 +415,13 @@ void run_shape(bench::Timer& tm, float fixed, const k::Blas& blas, const Shape& 
   const Variant variants[] = {
       {"kernel", verify12_kernel<C, 0, false>, smem_bytes<C>(), false, true},
       {"kernel pairs", verify12_kernel<C, 0, true>, smem_bytes<C>(), true, true},
+      {"kernel pipe", verify12_kernel<C, 0, false, true>, smem_bytes<C>(), false, true},
+      {"kernel pairs pipe", verify12_kernel<C, 0, true, true>, smem_bytes<C>(), true, true},
+      {"loop only pipe", verify12_kernel<C, 1, false, true>, smem_bytes<C>(), false, false},
       {"loop only", verify12_kernel<C, 1, false>, smem_bytes<C>(), false, false},
       {"data only", verify12_kernel<C, 2, false>, smem_bytes<C>(), false, false},
       {"compute only", verify12_kernel<C, 3, false>, smem_bytes<C>(), false, false},
+      {"compute only pipe", verify12_kernel<C, 3, false, true>, smem_bytes<C>(), false, false},
   };
   for (const Variant& v : variants) {
     if (v.pair && split % 2) continue;
