@@ -88,7 +88,18 @@ struct Args {
   float* ws;                  // [split unit][row block][kTok][kRows]
   unsigned long long* cnt;    // one arrival counter per row block
   unsigned long long* trace;  // bench timeline (null: none)
+  unsigned long long* ring;   // ring trace (null: none): [cta][iteration < kRingIt][kind] (see rstamp)
 };
+constexpr int kRingIt = 64;
+
+// Ring trace stamps for iteration it: kind 0 its copies issued, 1 warp 0 past its full barrier, 2 the last warp past
+// it, 3 the slot released by its last warp (the refill allowed).
+__device__ __forceinline__ void rstamp(unsigned long long* ring, int it, int kind) {
+  if (ring == nullptr || it >= kRingIt) return;
+  unsigned long long v;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(v));
+  ring[(static_cast<size_t>(blockIdx.x) * kRingIt + it) * 4 + kind] = v;
+}
 
 __device__ __forceinline__ void stamp(unsigned long long* trace, int i) {
   unsigned long long v;
@@ -141,6 +152,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   // One lane issues stage `slot` <- iteration it: x's kKW boxes by TMA and the row block's group tiles by one bulk copy.
   auto issue = [&](int slot, int it) {
     const uint32_t bar = f::smem_u32(&full[slot]), st = smem0 + slot * kStageBytes;
+    rstamp(a.ring, it, 0);
     f::mbar_arrive_expect_tx(bar, kStageBytes);
 #pragma unroll
     for (int p = 0; p < kKW; ++p)
@@ -165,6 +177,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   constexpr bool kCompute = kMode != 2, kRefill = kMode != 3;
   auto wait_stage = [&](int it) {
     if (kRefill || it < kStages) f::mbar_wait(f::smem_u32(&full[it % kStages]), static_cast<uint32_t>((it / kStages) & 1));
+    if (lane == 0 && (warp == 0 || warp == kWarps - 1)) rstamp(a.ring, it, warp == 0 ? 1 : 2);
   };
   auto load_dec = [&](int it, uint32_t (&dst)[4][4]) {  // the warp's group tile of stage it, decoded to A fragments
     k::GroupRegs<true> regs;
@@ -187,6 +200,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
         __threadfence_block();
         const unsigned prev = atomicAdd(&released[slot], 1u);
         if (prev == kWarps - 1) {
+          rstamp(a.ring, it, 3);
           released[slot] = 0;
           __threadfence_block();
           asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
@@ -373,7 +387,7 @@ void run_shape(bench::Timer& tm, float fixed, const k::Blas& blas, const Shape& 
   uint8_t* d_wb;
   uint16_t *d_w, *d_x, *d_out, *d_ref;
   float* d_ws;
-  unsigned long long *d_cnt, *d_trace;
+  unsigned long long *d_cnt, *d_trace, *d_ring;
   const int listed = kRows == 256 ? sh.split256 : kRows == 128 ? sh.split128 : 0;
   const int split = listed > 0 ? listed : std::max(1, static_cast<int>(132 / (sh.n / kRows)));
   CK(cudaMalloc(&d_wb, blocked.size()));
@@ -385,6 +399,8 @@ void run_shape(bench::Timer& tm, float fixed, const k::Blas& blas, const Shape& 
   CK(cudaMalloc(&d_cnt, static_cast<size_t>(row_blocks) * 8));
   CK(cudaMemset(d_cnt, 0, static_cast<size_t>(row_blocks) * 8));
   CK(cudaMalloc(&d_trace, static_cast<size_t>(row_blocks) * split * 8 * 8));
+  const size_t ring_n = static_cast<size_t>(row_blocks) * split * kRingIt * 4;
+  CK(cudaMalloc(&d_ring, ring_n * 8));
   CK(cudaMemcpy(d_wb, blocked.data(), blocked.size(), cudaMemcpyHostToDevice));
   CK(cudaMemcpy(d_w, hw.data(), hw.size() * 2, cudaMemcpyHostToDevice));
   CK(cudaMemcpy(d_x, hx.data(), hx.size() * 2, cudaMemcpyHostToDevice));
@@ -400,7 +416,7 @@ void run_shape(bench::Timer& tm, float fixed, const k::Blas& blas, const Shape& 
   std::vector<uint16_t> ref(static_cast<size_t>(m * sh.n)), got(ref.size());
   CK(cudaMemcpy(ref.data(), d_ref, ref.size() * 2, cudaMemcpyDeviceToHost));
   const CUtensorMap xmap = k::bf16_tensor_map(d_x, sh.k, m, 64, kTok, "verify12_bench: x");
-  Args args{d_wb, pk.k_groups, m, sh.n, row_blocks, split, reinterpret_cast<__nv_bfloat16*>(d_out), d_ws, d_cnt, nullptr};
+  Args args{d_wb, pk.k_groups, m, sh.n, row_blocks, split, reinterpret_cast<__nv_bfloat16*>(d_out), d_ws, d_cnt, nullptr, nullptr};
   const int ctas = row_blocks * split;
   std::printf("%-9s m %3lld, %d rows x %d tokens per CTA (%d k-phases), %d stages: %d CTAs (%d row blocks x split %d, %lld groups each), cuBLAS %.2f us\n", sh.name,
               static_cast<long long>(m), kRows, kTok, kKW, stages<C>(), ctas, row_blocks, split, static_cast<long long>(pk.k_groups / split), t_cublas);
@@ -435,9 +451,10 @@ void run_shape(bench::Timer& tm, float fixed, const k::Blas& blas, const Shape& 
         continue;
       }
     }
-    auto launch = [&](unsigned long long* trace) {
+    auto launch = [&](unsigned long long* trace, unsigned long long* ring = nullptr) {
       Args aa = args;
       aa.trace = trace;
+      aa.ring = ring;
       // Cooperative (every CTA resident for the split barrier) unless clustered (a cluster launch cannot be
       // cooperative; 128 one-per-SM CTAs in clusters of 2 fit at once, step 82).
       const k::LaunchCfg lcfg(dim3(static_cast<unsigned>(ctas)), kThreads, static_cast<size_t>(v.smem), tm.s, !v.pair,
@@ -469,10 +486,25 @@ void run_shape(bench::Timer& tm, float fixed, const k::Blas& blas, const Shape& 
       std::printf("  %-16s %7.2f us\n", v.name, t);
     }
     tm.timeline(label, ctas, d_trace, [&](unsigned long long* tr) { launch(tr); });
+    if (std::getenv("RING")) {  // RING=1: one more cold launch with the ring traced (medians over CTAs, us after entry)
+      CK(cudaMemset(d_ring, 0, ring_n * 8));
+      CK(cudaMemset(d_trace, 0, static_cast<size_t>(ctas) * 8 * 8));
+      bench::flush_read<<<tm.sms * 4, 1024, 0, tm.s>>>(tm.flush, tm.flush_n, tm.sink);
+      launch(d_trace, d_ring);
+      CK(cudaStreamSynchronize(tm.s));
+      std::vector<unsigned long long> hr(ring_n), ht(static_cast<size_t>(ctas) * 8);
+      CK(cudaMemcpy(hr.data(), d_ring, ring_n * 8, cudaMemcpyDeviceToHost));
+      CK(cudaMemcpy(ht.data(), d_trace, ht.size() * 8, cudaMemcpyDeviceToHost));
+      std::printf("ring %s (it: released, issued, warp 0 in, last warp in)\n", label);
+      const int iters = std::min(kRingIt, static_cast<int>(pk.k_groups / kKW / split));
+      bench::print_ring_trace(
+          ctas, iters, [&](int c) { return ht[static_cast<size_t>(c) * 8]; },
+          [&](int c, int i, int kind) { return hr[(static_cast<size_t>(c) * kRingIt + i) * 4 + kind]; });
+    }
   }
   for (void* p : {static_cast<void*>(d_wb), static_cast<void*>(d_w), static_cast<void*>(d_x), static_cast<void*>(d_out),
                   static_cast<void*>(d_ref), static_cast<void*>(d_ws), static_cast<void*>(d_cnt),
-                  static_cast<void*>(d_trace)})
+                  static_cast<void*>(d_trace), static_cast<void*>(d_ring)})
     CK(cudaFree(p));
 }
 
