@@ -116,14 +116,131 @@ __device__ __forceinline__ void store4(__nv_bfloat16* o, float4 v) {
   *reinterpret_cast<uint2*>(o) = pk;
 }
 
+// Where a CTA works. CTA order (an even split): pairs of split CTAs adjacent (a cluster of 2 when kPair), row blocks
+// next, split pairs outermost: blockIdx.x = ((s / 2) * row_blocks + rb) * 2 + s % 2; an odd split: row blocks inner.
+// Its stages (kKW groups each) [s_begin, s_begin + n_iter) of the row block's n_st.
+struct Place {
+  int pair_rank, rb, sidx, n_iter;
+  int64_t n_st, s_begin;
+  __device__ Place(const Args& a, int kkw) {
+    const bool even = a.split % 2 == 0;
+    pair_rank = even ? static_cast<int>(blockIdx.x) & 1 : 0;
+    rb = static_cast<int>(even ? blockIdx.x >> 1 : blockIdx.x) % a.row_blocks;
+    sidx = even ? static_cast<int>(blockIdx.x >> 1) / a.row_blocks * 2 + pair_rank : static_cast<int>(blockIdx.x) / a.row_blocks;
+    n_st = a.k_groups / kkw;
+    s_begin = n_st * sidx / a.split;
+    n_iter = static_cast<int>(n_st * (sidx + 1) / a.split - s_begin);
+  }
+};
+
+// The tail, after every stage was consumed and every wgmma waited for: the k-phases' tiles summed in shared memory,
+// then the split's partials (through a cluster pair or the workspace), rounded once to BF16. Threads past the compute
+// warps (producers) take part in the barriers only.
+template <class C, bool kPair>
+__device__ __forceinline__ void epilogue(const float (&acc)[C::kTok / 2], uint8_t* smem, const Args& a, int rb, int sidx,
+                                         int pair_rank) {
+  constexpr int kTok = C::kTok, kRows = C::kRows, kThreads = C::kThreads, kRS = C::kRS, kKW = C::kK,
+                kRowSets = C::kRowSets;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int kphase = warp / 4 / kRowSets, rset = warp / 4 % kRowSets;
+  const int etid = tid < kThreads ? tid : (1 << 30);
+  // The CTA's FP32 tile, token-major, over the ring (every stage consumed, every wgmma waited for).
+  float* const red = reinterpret_cast<float*>(smem);
+  __syncthreads();
+#pragma unroll
+  for (int p = 0; p < kKW; ++p) {  // the k-phases' tiles summed in k-phase order
+    if (kphase == p) {
+      const int row0 = rset * 64 + (warp & 3) * 16;
+      k::for_each_acc<kTok>(acc, lane, [&](int r, int tok, float v) {
+        float& d = red[tok * kRS + row0 + r];
+        d = p == 0 ? v : d + v;
+      });
+    }
+    __syncthreads();
+  }
+  constexpr int kRow4 = kRows / 4;
+  if (a.split == 1) {  // the CTA's tile is the whole sum
+    for (int u = etid; u < min(a.m, static_cast<int64_t>(kTok)) * kRow4; u += kThreads) {
+      const int tok = u / kRow4, r = 4 * (u % kRow4);
+      store4(a.out + tok * a.n + static_cast<int64_t>(rb) * kRows + r, *reinterpret_cast<const float4*>(red + tok * kRS + r));
+    }
+    if (a.trace) {
+      __syncthreads();
+      if (tid == 0) stamp(a.trace, 6);
+    }
+    return;
+  }
+  // Partial out: [unit][rb][tok][kRows]. Without pairs the unit is the split index, the whole tile; with pairs, rank
+  // r sums tokens [64 r, 64 r + 64) of its own tile and its peer's (rank 0's first), unit = the pair.
+  if constexpr (kPair) {
+    cg::cluster_group cluster = cg::this_cluster();
+    cluster.sync();
+    const float* t0 = cluster.map_shared_rank(red, 0);
+    const float* t1 = cluster.map_shared_rank(red, 1);
+    float4* const dst = reinterpret_cast<float4*>(a.ws + ((static_cast<int64_t>(sidx >> 1) * a.row_blocks + rb) * kTok) * kRows);
+    const bool last = a.split == 2;  // the pair is the whole split: its sums are the output
+    for (int u = etid; u < (kTok / 2) * kRow4; u += kThreads) {
+      const int tok = pair_rank * (kTok / 2) + u / kRow4, r = 4 * (u % kRow4);
+      const float4 p = *reinterpret_cast<const float4*>(t0 + tok * kRS + r);
+      const float4 q = *reinterpret_cast<const float4*>(t1 + tok * kRS + r);
+      const float4 sum = make_float4(p.x + q.x, p.y + q.y, p.z + q.z, p.w + q.w);
+      if (!last) {
+        dst[tok * kRow4 + r / 4] = sum;
+      } else if (tok < a.m) {
+        store4(a.out + tok * a.n + static_cast<int64_t>(rb) * kRows + r, sum);
+      }
+    }
+    cluster.sync();  // the peer has read this CTA's tile
+    if (last) {
+      if (a.trace) {
+        __syncthreads();
+        if (tid == 0) stamp(a.trace, 6);
+      }
+      return;
+    }
+  } else {
+    float4* const dst = reinterpret_cast<float4*>(a.ws + ((static_cast<int64_t>(sidx) * a.row_blocks + rb) * kTok) * kRows);
+    for (int u = etid; u < kTok * kRow4; u += kThreads) {
+      const int tok = u / kRow4, r = 4 * (u % kRow4);
+      dst[u] = *reinterpret_cast<const float4*>(red + tok * kRS + r);
+    }
+  }
+  if (a.trace && tid == 0) stamp(a.trace, 4);
+  __syncthreads();
+  if (tid == 0) k::split_barrier_arrive_wait(a.cnt + rb, static_cast<unsigned>(a.split));
+  __syncthreads();
+  if (a.trace && tid == 0) stamp(a.trace, 5);
+  // This CTA's share of the tile: float4 units [u0, u1) of kTok x kRows / 4 (token-major); the split units summed in
+  // order, rounded once, stored as runs of rows.
+  const int units = kPair ? a.split / 2 : a.split;
+  const int u_end = static_cast<int>(min(a.m, static_cast<int64_t>(kTok))) * kRow4;
+  const int u0 = kTok * kRow4 * sidx / a.split, u1 = min(kTok * kRow4 * (sidx + 1) / a.split, u_end);
+  const int64_t unit_stride = static_cast<int64_t>(a.row_blocks) * kTok * kRows / 4;
+  const float4* const src = reinterpret_cast<const float4*>(a.ws + static_cast<int64_t>(rb) * kTok * kRows);
+  for (int u = u0 + etid; u < u1; u += kThreads) {
+    const int tok = u / kRow4, r4 = u % kRow4;
+    const float4* p = src + u;
+    float4 s = __ldcg(p);
+    for (int q = 1; q < units; ++q) {
+      const float4 v = __ldcg(p + q * unit_stride);
+      s.x += v.x, s.y += v.y, s.z += v.z, s.w += v.w;
+    }
+    store4(a.out + tok * a.n + static_cast<int64_t>(rb) * kRows + 4 * r4, s);
+  }
+  if (a.trace) {
+    __syncthreads();
+    if (tid == 0) stamp(a.trace, 6);
+  }
+}
+
 // CTA order (an even split): pairs of split CTAs adjacent (a cluster of 2 when kPair), row blocks next, split pairs
 // outermost: blockIdx.x = ((s / 2) * row_blocks + rb) * 2 + s % 2.
 // kPair with split 2: the pair's two tiles are the whole sum (no workspace, no counter).
 template <class C, int kMode, bool kPair, bool kPipe = false>
 __global__ void __launch_bounds__(C::kThreads, 1)
     verify12_kernel(const __grid_constant__ CUtensorMap xmap, const k::PackedView w, const Args a) {
-  constexpr int kTok = C::kTok, kWarps = C::kWarps, kRows = C::kRows, kThreads = C::kThreads, kWBytes = C::kWBytes,
-                kXBytes = C::kXBytes, kStageBytes = C::kStageBytes, kRS = C::kRS, kStages = stages<C>(), kKW = C::kK,
+  constexpr int kTok = C::kTok, kWarps = C::kWarps, kWBytes = C::kWBytes,
+                kXBytes = C::kXBytes, kStageBytes = C::kStageBytes, kStages = stages<C>(), kKW = C::kK,
                 kRowSets = C::kRowSets, kBoxBytes = C::kBoxBytes;
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
@@ -132,16 +249,11 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   __shared__ unsigned released[kStages];
 
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-  const bool even = a.split % 2 == 0;  // (an odd split: row blocks inner, splits outer; no pairs)
-  const int pair_rank = even ? static_cast<int>(blockIdx.x) & 1 : 0;
-  const int rb = static_cast<int>(even ? blockIdx.x >> 1 : blockIdx.x) % a.row_blocks;
-  const int sidx = even ? static_cast<int>(blockIdx.x >> 1) / a.row_blocks * 2 + pair_rank
-                        : static_cast<int>(blockIdx.x) / a.row_blocks;
-  const int64_t n_st = a.k_groups / kKW;  // stages over all of K
-  const int64_t s_begin = n_st * sidx / a.split, s_end = n_st * (sidx + 1) / a.split;
-  const int n_iter = static_cast<int>(s_end - s_begin);
-  const uint8_t* const wsrc = a.wb + (static_cast<int64_t>(rb) * n_st + s_begin) * kWBytes;
-  const int kphase = warp / 4 / kRowSets, rset = warp / 4 % kRowSets;
+  const Place pl(a, kKW);
+  const int pair_rank = pl.pair_rank, rb = pl.rb, sidx = pl.sidx, n_iter = pl.n_iter;
+  const int64_t s_begin = pl.s_begin;
+  const uint8_t* const wsrc = a.wb + (static_cast<int64_t>(rb) * pl.n_st + s_begin) * kWBytes;
+  const int kphase = warp / 4 / kRowSets;
 
   if (a.trace && tid == 0) {
     stamp(a.trace, 0);
@@ -255,92 +367,137 @@ __global__ void __launch_bounds__(C::kThreads, 1)
     if (acc[0] == 1.2345f && acc[kTok / 2 - 1] == 5.4321f) a.out[0] = __float2bfloat16(acc[1]);  // keep the math
     return;
   }
-  // The CTA's FP32 tile, token-major, over the ring (every stage consumed, every wgmma waited for).
-  float* const red = reinterpret_cast<float*>(smem);
-  __syncthreads();
-#pragma unroll
-  for (int p = 0; p < kKW; ++p) {  // the k-phases' tiles summed in k-phase order
-    if (kphase == p) {
-      const int row0 = rset * 64 + (warp & 3) * 16;
-      k::for_each_acc<kTok>(acc, lane, [&](int r, int tok, float v) {
-        float& d = red[tok * kRS + row0 + r];
-        d = p == 0 ? v : d + v;
-      });
-    }
-    __syncthreads();
+  epilogue<C, kPair>(acc, smem, a, rb, sidx, pair_rank);
+}
+
+
+// The producer variant (step 159): the weights and x in rings of their own, filled by two producer warps (warp kWarps
+// the weights, kWarps + 1 x), each slot released through an "empty" barrier (one arrival per compute warp). A weight
+// slot is released as soon as every warp has loaded its group tile into registers (before the decode), an x slot after
+// the stage's wgmmas completed; stage it + 1 is loaded and decoded while stage it's wgmmas run.
+template <class C>
+constexpr int prod_x_stages() {
+  return 4;
+}
+template <class C>
+constexpr int prod_w_stages() {
+  return (210 * 1024 - prod_x_stages<C>() * C::kXBytes) / C::kWBytes;
+}
+template <class C>
+constexpr int prod_smem_bytes() {
+  return prod_w_stages<C>() * C::kWBytes + prod_x_stages<C>() * C::kXBytes + 1024;
+}
+
+template <class C, int kMode, bool kPair>
+__global__ void __launch_bounds__(C::kThreads + 64, 1)
+    verify12_prod_kernel(const __grid_constant__ CUtensorMap xmap, const k::PackedView w, const Args a) {
+  constexpr int kTok = C::kTok, kWarps = C::kWarps, kWBytes = C::kWBytes, kXBytes = C::kXBytes, kKW = C::kK,
+                kRowSets = C::kRowSets, kBoxBytes = C::kBoxBytes, kWS = prod_w_stages<C>(), kXS = prod_x_stages<C>();
+  extern __shared__ uint8_t smem_raw[];
+  uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
+  const uint32_t wring = f::smem_u32(smem), xring = wring + kWS * kWBytes;
+  __shared__ __align__(8) uint64_t wfull[kWS], wempty[kWS], xfull[kXS], xempty[kXS];
+
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const Place pl(a, kKW);
+  const int n_iter = pl.n_iter;
+  const int64_t s_begin = pl.s_begin;
+  const uint8_t* const wsrc = a.wb + (static_cast<int64_t>(pl.rb) * pl.n_st + s_begin) * kWBytes;
+  const int kphase = warp / 4 / kRowSets;
+  if (a.trace && tid == 0) {
+    stamp(a.trace, 0);
+    unsigned smid;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+    a.trace[static_cast<size_t>(blockIdx.x) * 8 + 7] = static_cast<unsigned long long>(smid + 1) << 16;
   }
-  constexpr int kRow4 = kRows / 4;
-  if (a.split == 1) {  // the CTA's tile is the whole sum
-    for (int u = tid; u < min(a.m, static_cast<int64_t>(kTok)) * kRow4; u += kThreads) {
-      const int tok = u / kRow4, r = 4 * (u % kRow4);
-      store4(a.out + tok * a.n + static_cast<int64_t>(rb) * kRows + r, *reinterpret_cast<const float4*>(red + tok * kRS + r));
+  if (tid == 0) {
+    f::prefetch_tensormap(&xmap);
+    for (int s = 0; s < kWS; ++s) f::mbar_init(f::smem_u32(&wfull[s]), 1), f::mbar_init(f::smem_u32(&wempty[s]), kWarps);
+    for (int s = 0; s < kXS; ++s) f::mbar_init(f::smem_u32(&xfull[s]), 1), f::mbar_init(f::smem_u32(&xempty[s]), kWarps);
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+  float acc[kTok / 2];
+#pragma unroll
+  for (int i = 0; i < kTok / 2; ++i) acc[i] = 0.f;
+  if (warp == kWarps) {  // the weights' producer
+    if (lane == 0)
+      for (int it = 0; it < n_iter; ++it) {
+        const int sl = it % kWS;
+        if (it >= kWS) f::mbar_wait(f::smem_u32(&wempty[sl]), static_cast<uint32_t>((it / kWS - 1) & 1));
+        rstamp(a.ring, it, 0);
+        f::mbar_arrive_expect_tx(f::smem_u32(&wfull[sl]), kWBytes);
+        f::bulk_g2s(wring + sl * kWBytes, wsrc + static_cast<int64_t>(it) * kWBytes, kWBytes, f::smem_u32(&wfull[sl]));
+      }
+  } else if (warp == kWarps + 1) {  // x's producer
+    if (lane == 0)
+      for (int it = 0; it < n_iter; ++it) {
+        const int sl = it % kXS;
+        if (it >= kXS) f::mbar_wait(f::smem_u32(&xempty[sl]), static_cast<uint32_t>((it / kXS - 1) & 1));
+        rstamp(a.ring, it, 3);
+        f::mbar_arrive_expect_tx(f::smem_u32(&xfull[sl]), kXBytes);
+#pragma unroll
+        for (int p = 0; p < kKW; ++p)
+          f::tma_2d(xring + sl * kXBytes + p * kBoxBytes, &xmap, static_cast<int>(((s_begin + it) * kKW + p) * 64), 0,
+                    f::smem_u32(&xfull[sl]));
+      }
+  } else {
+    // Load stage it's group tile (then release the weight slot) and decode it.
+    auto load_dec = [&](int it, uint32_t (&dst)[4][4]) {
+      const int sl = it % kWS;
+      f::mbar_wait(f::smem_u32(&wfull[sl]), static_cast<uint32_t>((it / kWS) & 1));
+      if (lane == 0 && (warp == 0 || warp == kWarps - 1)) rstamp(a.ring, it, warp == 0 ? 1 : 2);
+      k::GroupRegs<true> regs;
+      regs.load_shared(smem + sl * kWBytes + warp * fmt12::kBytes12, lane);
+      __syncwarp();
+      if (lane == 0) f::mbar_arrive(f::smem_u32(&wempty[sl]));
+      regs.decode(w, dst);
+    };
+    auto mma = [&](int it, const uint32_t (&src)[4][4]) {
+      const int sl = it % kXS;
+      f::mbar_wait(f::smem_u32(&xfull[sl]), static_cast<uint32_t>((it / kXS) & 1));
+      const uint32_t xt = xring + sl * kXBytes + kphase * kBoxBytes;
+      k::wgmma_fence();
+#pragma unroll
+      for (int s = 0; s < 4; ++s) k::wgmma_rs<kTok>(acc, src[s], k::sw128_desc(xt + 32 * s));
+      k::wgmma_commit();
+    };
+    auto done = [&](int it) {  // stage it's wgmmas complete: release its x slot
+      k::wgmma_wait0();
+      __syncwarp();
+      if (lane == 0) f::mbar_arrive(f::smem_u32(&xempty[it % kXS]));
+    };
+    uint32_t a0[4][4], a1[4][4];
+    if (n_iter > 0) load_dec(0, a0);
+    if (a.trace && tid == 0) stamp(a.trace, 1);
+    for (int it = 0; it < n_iter; it += 2) {
+      mma(it, a0);
+      if (it + 1 < n_iter) load_dec(it + 1, a1);
+      done(it);
+      if (a.trace && it == 0 && tid == 0) stamp(a.trace, 2);
+      if (it + 1 < n_iter) {
+        mma(it + 1, a1);
+        if (it + 2 < n_iter) load_dec(it + 2, a0);
+        done(it + 1);
+      }
     }
-    if (a.trace) {
-      __syncthreads();
-      if (tid == 0) stamp(a.trace, 6);
-    }
+  }
+  if (a.trace && tid == 0) stamp(a.trace, 3);
+  if constexpr (kMode != 0) {
+    if (acc[0] == 1.2345f && acc[kTok / 2 - 1] == 5.4321f) a.out[0] = __float2bfloat16(acc[1]);  // keep the math
     return;
   }
-  // Partial out: [unit][rb][tok][kRows]. Without pairs the unit is the split index, the whole tile; with pairs, rank
-  // r sums tokens [64 r, 64 r + 64) of its own tile and its peer's (rank 0's first), unit = the pair.
-  if constexpr (kPair) {
-    cg::cluster_group cluster = cg::this_cluster();
-    cluster.sync();
-    const float* t0 = cluster.map_shared_rank(red, 0);
-    const float* t1 = cluster.map_shared_rank(red, 1);
-    float4* const dst = reinterpret_cast<float4*>(a.ws + ((static_cast<int64_t>(sidx >> 1) * a.row_blocks + rb) * kTok) * kRows);
-    const bool last = a.split == 2;  // the pair is the whole split: its sums are the output
-    for (int u = tid; u < (kTok / 2) * kRow4; u += kThreads) {
-      const int tok = pair_rank * (kTok / 2) + u / kRow4, r = 4 * (u % kRow4);
-      const float4 p = *reinterpret_cast<const float4*>(t0 + tok * kRS + r);
-      const float4 q = *reinterpret_cast<const float4*>(t1 + tok * kRS + r);
-      const float4 sum = make_float4(p.x + q.x, p.y + q.y, p.z + q.z, p.w + q.w);
-      if (!last) {
-        dst[tok * kRow4 + r / 4] = sum;
-      } else if (tok < a.m) {
-        store4(a.out + tok * a.n + static_cast<int64_t>(rb) * kRows + r, sum);
-      }
-    }
-    cluster.sync();  // the peer has read this CTA's tile
-    if (last) {
-      if (a.trace) {
-        __syncthreads();
-        if (tid == 0) stamp(a.trace, 6);
-      }
-      return;
-    }
+  epilogue<C, kPair>(acc, smem, a, pl.rb, pl.sidx, pl.pair_rank);
+}
+
+// The producer variant's entry for configuration C (null where it is not built: 256-row tiles spill with two A sets).
+using KernelFn = void (*)(const CUtensorMap, const k::PackedView, const Args);
+template <class C, int kMode, bool kPair>
+constexpr KernelFn prod_fn() {
+  if constexpr (C::kK > 1) {
+    return verify12_prod_kernel<C, kMode, kPair>;
   } else {
-    float4* const dst = reinterpret_cast<float4*>(a.ws + ((static_cast<int64_t>(sidx) * a.row_blocks + rb) * kTok) * kRows);
-    for (int u = tid; u < kTok * kRow4; u += kThreads) {
-      const int tok = u / kRow4, r = 4 * (u % kRow4);
-      dst[u] = *reinterpret_cast<const float4*>(red + tok * kRS + r);
-    }
-  }
-  if (a.trace && tid == 0) stamp(a.trace, 4);
-  __syncthreads();
-  if (tid == 0) k::split_barrier_arrive_wait(a.cnt + rb, static_cast<unsigned>(a.split));
-  __syncthreads();
-  if (a.trace && tid == 0) stamp(a.trace, 5);
-  // This CTA's share of the tile: float4 units [u0, u1) of kTok x kRows / 4 (token-major); the split units summed in
-  // order, rounded once, stored as runs of rows.
-  const int units = kPair ? a.split / 2 : a.split;
-  const int u_end = static_cast<int>(min(a.m, static_cast<int64_t>(kTok))) * kRow4;
-  const int u0 = kTok * kRow4 * sidx / a.split, u1 = min(kTok * kRow4 * (sidx + 1) / a.split, u_end);
-  const int64_t unit_stride = static_cast<int64_t>(a.row_blocks) * kTok * kRows / 4;
-  const float4* const src = reinterpret_cast<const float4*>(a.ws + static_cast<int64_t>(rb) * kTok * kRows);
-  for (int u = u0 + tid; u < u1; u += kThreads) {
-    const int tok = u / kRow4, r4 = u % kRow4;
-    const float4* p = src + u;
-    float4 s = __ldcg(p);
-    for (int q = 1; q < units; ++q) {
-      const float4 v = __ldcg(p + q * unit_stride);
-      s.x += v.x, s.y += v.y, s.z += v.z, s.w += v.w;
-    }
-    store4(a.out + tok * a.n + static_cast<int64_t>(rb) * kRows + 4 * r4, s);
-  }
-  if (a.trace) {
-    __syncthreads();
-    if (tid == 0) stamp(a.trace, 6);
+    return nullptr;
   }
 }
 
@@ -427,6 +584,7 @@ void run_shape(bench::Timer& tm, float fixed, const k::Blas& blas, const Shape& 
     Fn fn;
     int smem;
     bool pair, check;
+    int threads = kThreads;
   };
   const Variant variants[] = {
       {"kernel", verify12_kernel<C, 0, false>, smem_bytes<C>(), false, true},
@@ -434,17 +592,20 @@ void run_shape(bench::Timer& tm, float fixed, const k::Blas& blas, const Shape& 
       {"kernel pipe", verify12_kernel<C, 0, false, true>, smem_bytes<C>(), false, true},
       {"kernel pairs pipe", verify12_kernel<C, 0, true, true>, smem_bytes<C>(), true, true},
       {"loop only pipe", verify12_kernel<C, 1, false, true>, smem_bytes<C>(), false, false},
+      {"prod", prod_fn<C, 0, false>(), prod_smem_bytes<C>(), false, true, kThreads + 64},
+      {"prod pairs", prod_fn<C, 0, true>(), prod_smem_bytes<C>(), true, true, kThreads + 64},
+      {"prod loop only", prod_fn<C, 1, false>(), prod_smem_bytes<C>(), false, false, kThreads + 64},
       {"loop only", verify12_kernel<C, 1, false>, smem_bytes<C>(), false, false},
       {"data only", verify12_kernel<C, 2, false>, smem_bytes<C>(), false, false},
       {"compute only", verify12_kernel<C, 3, false>, smem_bytes<C>(), false, false},
       {"compute only pipe", verify12_kernel<C, 3, false, true>, smem_bytes<C>(), false, false},
   };
   for (const Variant& v : variants) {
-    if (v.pair && split % 2) continue;
+    if ((v.pair && split % 2) || v.fn == nullptr) continue;
     CK(cudaFuncSetAttribute(v.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, v.smem));
     if (v.pair) {  // the split barrier needs every CTA resident: clusters of 2 must all fit at once
       int clusters = 0;
-      const k::LaunchCfg lcfg(dim3(static_cast<unsigned>(ctas)), kThreads, static_cast<size_t>(v.smem), tm.s, false, 2);
+      const k::LaunchCfg lcfg(dim3(static_cast<unsigned>(ctas)), v.threads, static_cast<size_t>(v.smem), tm.s, false, 2);
       CK(cudaOccupancyMaxActiveClusters(&clusters, v.fn, &lcfg.lc));
       if (clusters * 2 < ctas) {
         std::printf("  %-16s skipped: %d clusters of 2 resident for %d CTAs\n", v.name, clusters, ctas);
@@ -457,7 +618,7 @@ void run_shape(bench::Timer& tm, float fixed, const k::Blas& blas, const Shape& 
       aa.ring = ring;
       // Cooperative (every CTA resident for the split barrier) unless clustered (a cluster launch cannot be
       // cooperative; 128 one-per-SM CTAs in clusters of 2 fit at once, step 82).
-      const k::LaunchCfg lcfg(dim3(static_cast<unsigned>(ctas)), kThreads, static_cast<size_t>(v.smem), tm.s, !v.pair,
+      const k::LaunchCfg lcfg(dim3(static_cast<unsigned>(ctas)), v.threads, static_cast<size_t>(v.smem), tm.s, !v.pair,
                               v.pair ? 2 : 1);
       CK(cudaLaunchKernelEx(&lcfg.lc, v.fn, xmap, w, aa));
     };
