@@ -1,9 +1,11 @@
 // verify12_bench: the 12-bit wgmma kernel for the verify batches (m = 128), second cut (perf-notes steps 79-85, 143,
-// 156-158), also tried at 8-32 tokens (wgmma N = m) and with 64-256 rows per CTA. Bench only: timed against cuBLAS on
-// the judge's BF16 layers, its output compared with cuBLAS's.
-// Status (steps 156-158): correct on weights without exception entries (relative difference to cuBLAS 1-2e-4, replays
-// bitwise equal); its loop streams at the read ceiling, but the split-K tail (m x N x split FP32 partials through L2)
-// keeps it at cuBLAS's time at m = 128, and at 8-32 tokens the skinny family is as fast or faster. Not in the library.
+// 156-159), also tried at 1-32 tokens (wgmma N = m) with 64-256 rows per CTA, and with the K slice split over the CTA's
+// warpgroups (k-phases: 4 row tiles x 4 warpgroups, step 159). Bench only: timed against cuBLAS on the judge's BF16
+// layers, its output compared with cuBLAS's.
+// Status (steps 156-159): correct on weights without exception entries (relative difference to cuBLAS 1e-5 to 2e-4,
+// replays bitwise equal); its loop streams at the read ceiling, but the split-K tail (m x N x split FP32 partials through
+// L2) keeps it at cuBLAS's time at m = 128, and at 1-32 tokens the plan (skinny family, cuBLASLt) is as fast or faster,
+// in every layout tried. Not in the library.
 //
 // What changed from wide12_bench (step 81's first cut), each from a measured finding:
 // - The weights stored per row block (16 row tiles x 1 group = 24 KB contiguous), one bulk copy per stage (step 82:
@@ -22,8 +24,12 @@
 // Each configuration also runs diagnostic modes with a per-CTA timeline (bench::Timer::timeline; TIMELINE_DUMP=1
 // prints every CTA's SM, which scripts/sm_spread.py reads). Modes (kMode): 0 the kernel; 1 the loop only (no tail: nothing written); 2 data only (waits and refills, no decode
 // or wgmma; no tail); 3 compute only (the first stages land once and are reused; no tail).
+// Variants: the plain loop; `pipe` (stage it + 1 decoded while stage it's wgmmas run); `prod` (k-phase layouts only: the
+// weights and x in rings of their own, two producer warps). RING=1 adds a ring trace per variant (per stage: copy issued,
+// landed for warp 0 and for the last warp, slot released; medians over CTAs).
 // Usage: verify12_bench [reps=50] [layers=pooler,unpooler,slice,qkv_gate,o] [configs rows/tokens=256/128,128/128;
-// also 256/32, 256/16, 256/8 at m = the tokens, 64/8 at m = 8 and 64/8m1 at m = 1]
+// also 256/32, 256/16, 256/8 at m = the tokens, 64/8 at m = 8 and 64/8m1 at m = 1; k-phase layouts 64x4/32, 64x4/16,
+// 64x4/8, 64x4/8m1 (m = 1), 128x2/32]
 #include <cooperative_groups.h>
 #include <cublas_v2.h>
 #include <cuda.h>
