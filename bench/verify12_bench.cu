@@ -95,6 +95,7 @@ struct Args {
   unsigned long long* cnt;    // one arrival counter per row block
   unsigned long long* trace;  // bench timeline (null: none)
   unsigned long long* ring;   // ring trace (null: none): [cta][iteration < kRingIt][kind] (see rstamp)
+  int dbg;                    // EPI_DBG timing probes (wrong outputs): 1 no k-phase sums, 2 no output stores, 4 no tail
 };
 constexpr int kRingIt = 64;
 
@@ -153,9 +154,10 @@ __device__ __forceinline__ void epilogue(const float (&acc)[C::kTok / 2], uint8_
   // The CTA's FP32 tile, token-major, over the ring (every stage consumed, every wgmma waited for).
   float* const red = reinterpret_cast<float*>(smem);
   __syncthreads();
+  if (a.dbg & 4) return;
 #pragma unroll
   for (int p = 0; p < kKW; ++p) {  // the k-phases' tiles summed in k-phase order
-    if (kphase == p) {
+    if (kphase == p && (p == 0 || !(a.dbg & 1))) {
       const int row0 = rset * 64 + (warp & 3) * 16;
       k::for_each_acc<kTok>(acc, lane, [&](int r, int tok, float v) {
         float& d = red[tok * kRS + row0 + r];
@@ -166,7 +168,7 @@ __device__ __forceinline__ void epilogue(const float (&acc)[C::kTok / 2], uint8_
   }
   constexpr int kRow4 = kRows / 4;
   if (a.split == 1) {  // the CTA's tile is the whole sum
-    for (int u = etid; u < min(a.m, static_cast<int64_t>(kTok)) * kRow4; u += kThreads) {
+    for (int u = (a.dbg & 2) ? (1 << 30) : etid; u < min(a.m, static_cast<int64_t>(kTok)) * kRow4; u += kThreads) {
       const int tok = u / kRow4, r = 4 * (u % kRow4);
       store4(a.out + tok * a.n + static_cast<int64_t>(rb) * kRows + r, *reinterpret_cast<const float4*>(red + tok * kRS + r));
     }
@@ -579,7 +581,7 @@ void run_shape(bench::Timer& tm, float fixed, const k::Blas& blas, const Shape& 
   std::vector<uint16_t> ref(static_cast<size_t>(m * sh.n)), got(ref.size());
   CK(cudaMemcpy(ref.data(), d_ref, ref.size() * 2, cudaMemcpyDeviceToHost));
   const CUtensorMap xmap = k::bf16_tensor_map(d_x, sh.k, m, 64, kTok, "verify12_bench: x");
-  Args args{d_wb, pk.k_groups, m, sh.n, row_blocks, split, reinterpret_cast<__nv_bfloat16*>(d_out), d_ws, d_cnt, nullptr, nullptr};
+  Args args{d_wb, pk.k_groups, m, sh.n, row_blocks, split, reinterpret_cast<__nv_bfloat16*>(d_out), d_ws, d_cnt, nullptr, nullptr, 0};
   const int ctas = row_blocks * split;
   std::printf("%-9s m %3lld, %d rows x %d tokens per CTA (%d k-phases), %d stages: %d CTAs (%d row blocks x split %d, %lld groups each), cuBLAS %.2f us\n", sh.name,
               static_cast<long long>(m), kRows, kTok, kKW, stages<C>(), ctas, row_blocks, split, static_cast<long long>(pk.k_groups / split), t_cublas);
@@ -667,6 +669,16 @@ void run_shape(bench::Timer& tm, float fixed, const k::Blas& blas, const Shape& 
       bench::print_ring_trace(
           ctas, iters, [&](int c) { return ht[static_cast<size_t>(c) * 8]; },
           [&](int c, int i, int kind) { return hr[(static_cast<size_t>(c) * kRingIt + i) * 4 + kind]; });
+    }
+  }
+  if (std::getenv("EPI_DBG") && split == 1) {  // the tail's parts, timed away one at a time (outputs wrong)
+    auto fn = verify12_kernel<C, 0, false>;
+    for (int dbg : {0, 1, 2, 3, 4}) {
+      Args aa = args;
+      aa.dbg = dbg;
+      const k::LaunchCfg lcfg(dim3(static_cast<unsigned>(ctas)), kThreads, static_cast<size_t>(smem_bytes<C>()), tm.s, true, 1);
+      const float t = tm.time([&] { CK(cudaLaunchKernelEx(&lcfg.lc, fn, xmap, w, aa)); }) - fixed;
+      std::printf("  kernel dbg %d      %7.2f us\n", dbg, t);
     }
   }
   for (void* p : {static_cast<void*>(d_wb), static_cast<void*>(d_w), static_cast<void*>(d_x), static_cast<void*>(d_out),
