@@ -151,18 +151,30 @@ __device__ __forceinline__ void epilogue(const float (&acc)[C::kTok / 2], uint8_
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int kphase = warp / 4 / kRowSets, rset = warp / 4 % kRowSets;
   const int etid = tid < kThreads ? tid : (1 << 30);
-  // The CTA's FP32 tile, token-major, over the ring (every stage consumed, every wgmma waited for).
+  // The CTA's FP32 tile, token-major, over the ring (every stage consumed, every wgmma waited for). With k-phases, each
+  // warpgroup stores its tile in a region of its own (plain stores), then one pass sums the regions in k-phase order into
+  // the tile (independent float4 loads; a read-modify-write per phase through one tile was a dependent chain of ~1 us at
+  // 32 tokens, step 159).
   float* const red = reinterpret_cast<float*>(smem);
+  constexpr int kTile = kTok * kRS;  // floats
   __syncthreads();
   if (a.dbg & 4) return;
+  {
+    const int row0 = rset * 64 + (warp & 3) * 16;
+    float* const dst = kKW == 1 ? red : red + (kphase + 1) * kTile;
+    if (kphase == 0 || !(a.dbg & 1))
+      k::for_each_acc<kTok>(acc, lane, [&](int r, int tok, float v) { dst[tok * kRS + row0 + r] = v; });
+  }
+  __syncthreads();
+  if constexpr (kKW > 1) {
+    for (int u = etid; u < kTile / 4; u += kThreads) {
+      float4 sum = reinterpret_cast<const float4*>(red + kTile)[u];
 #pragma unroll
-  for (int p = 0; p < kKW; ++p) {  // the k-phases' tiles summed in k-phase order
-    if (kphase == p && (p == 0 || !(a.dbg & 1))) {
-      const int row0 = rset * 64 + (warp & 3) * 16;
-      k::for_each_acc<kTok>(acc, lane, [&](int r, int tok, float v) {
-        float& d = red[tok * kRS + row0 + r];
-        d = p == 0 ? v : d + v;
-      });
+      for (int p = 1; p < kKW; ++p) {
+        const float4 v = reinterpret_cast<const float4*>(red + (p + 1) * kTile)[u];
+        sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;
+      }
+      reinterpret_cast<float4*>(red)[u] = sum;
     }
     __syncthreads();
   }
@@ -251,7 +263,8 @@ __global__ void __launch_bounds__(C::kThreads, 1)
                 kXBytes = C::kXBytes, kStageBytes = C::kStageBytes, kStages = stages<C>(), kKW = C::kK,
                 kRowSets = C::kRowSets, kBoxBytes = C::kBoxBytes;
   extern __shared__ uint8_t smem_raw[];
-  uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
+  // (offset from the __shared__ array itself, so that the compiler keeps the shared window: LDS / STS, not generic)
+  uint8_t* smem = smem_raw + ((1024u - (f::smem_u32(smem_raw) & 1023u)) & 1023u);
   const uint32_t smem0 = f::smem_u32(smem);
   __shared__ __align__(8) uint64_t full[kStages];
   __shared__ unsigned released[kStages];
@@ -402,7 +415,8 @@ __global__ void __launch_bounds__(C::kThreads + 64, 1)
   constexpr int kTok = C::kTok, kWarps = C::kWarps, kWBytes = C::kWBytes, kXBytes = C::kXBytes, kKW = C::kK,
                 kRowSets = C::kRowSets, kBoxBytes = C::kBoxBytes, kWS = prod_w_stages<C>(), kXS = prod_x_stages<C>();
   extern __shared__ uint8_t smem_raw[];
-  uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
+  // (offset from the __shared__ array itself, so that the compiler keeps the shared window: LDS / STS, not generic)
+  uint8_t* smem = smem_raw + ((1024u - (f::smem_u32(smem_raw) & 1023u)) & 1023u);
   const uint32_t wring = f::smem_u32(smem), xring = wring + kWS * kWBytes;
   __shared__ __align__(8) uint64_t wfull[kWS], wempty[kWS], xfull[kXS], xempty[kXS];
 
