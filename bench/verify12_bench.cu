@@ -95,7 +95,8 @@ struct Args {
   unsigned long long* cnt;    // one arrival counter per row block
   unsigned long long* trace;  // bench timeline (null: none)
   unsigned long long* ring;   // ring trace (null: none): [cta][iteration < kRingIt][kind] (see rstamp)
-  int dbg;                    // EPI_DBG timing probes (wrong outputs): 1 no k-phase sums, 2 no output stores, 4 no tail
+  int dbg;                    // EPI_DBG timing probes (wrong outputs): 1 no k-phase sums, 2 no output stores, 4 no tail;
+                              // 8 (BULK_WS, correct): the workspace partial stored by bulk copies
 };
 constexpr int kRingIt = 64;
 
@@ -217,6 +218,18 @@ __device__ __forceinline__ void epilogue(const float (&acc)[C::kTok / 2], uint8_
         if (tid == 0) stamp(a.trace, 6);
       }
       return;
+    }
+  } else if (a.dbg & 8) {  // BULK_WS probe: the partial by bulk copies from shared memory, one per token row
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // the tile's generic stores, seen by the copies
+    __syncthreads();
+    float* const dst = a.ws + ((static_cast<int64_t>(sidx) * a.row_blocks + rb) * kTok) * kRows;
+    if (etid < kTok) {
+      asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(dst + etid * kRows),
+                   "r"(f::smem_u32(red + etid * kRS)), "r"(kRows * 4)
+                   : "memory");
+      asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+      asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+      asm volatile("fence.proxy.async.global;\n" ::: "memory");  // written by the async proxy, read by plain loads
     }
   } else {
     float4* const dst = reinterpret_cast<float4*>(a.ws + ((static_cast<int64_t>(sidx) * a.row_blocks + rb) * kTok) * kRows);
@@ -693,6 +706,30 @@ void run_shape(bench::Timer& tm, float fixed, const k::Blas& blas, const Shape& 
       const k::LaunchCfg lcfg(dim3(static_cast<unsigned>(ctas)), kThreads, static_cast<size_t>(smem_bytes<C>()), tm.s, true, 1);
       const float t = tm.time([&] { CK(cudaLaunchKernelEx(&lcfg.lc, fn, xmap, w, aa)); }) - fixed;
       std::printf("  kernel dbg %d      %7.2f us\n", dbg, t);
+    }
+  }
+  if (std::getenv("BULK_WS") && split > 1) {  // the workspace partial by bulk copies against thread stores, same call
+    auto fn = verify12_kernel<C, 0, false>;
+    for (int dbg : {0, 8, 0, 8}) {
+      Args aa = args;
+      aa.dbg = dbg;
+      const k::LaunchCfg lcfg(dim3(static_cast<unsigned>(ctas)), kThreads, static_cast<size_t>(smem_bytes<C>()), tm.s, true, 1);
+      CK(cudaMemset(d_out, 0xFF, got.size() * 2));
+      CK(cudaLaunchKernelEx(&lcfg.lc, fn, xmap, w, aa));
+      CK(cudaStreamSynchronize(tm.s));
+      CK(cudaMemcpy(got.data(), d_out, got.size() * 2, cudaMemcpyDeviceToHost));
+      const double rel = bench::rel_diff(got, ref);
+      const float t = tm.time([&] { CK(cudaLaunchKernelEx(&lcfg.lc, fn, xmap, w, aa)); }) - fixed;
+      std::printf("  kernel %s %7.2f us  rel diff vs cuBLAS %.2e\n", dbg ? "bulk ws  " : "thread ws", t, rel);
+      if (dbg) {
+        char label[64];
+        std::snprintf(label, sizeof label, "%s m%lld kernel bulk ws", sh.name, static_cast<long long>(m));
+        tm.timeline(label, ctas, d_trace, [&](unsigned long long* tr) {
+          Args at = aa;
+          at.trace = tr;
+          CK(cudaLaunchKernelEx(&lcfg.lc, fn, xmap, w, at));
+        });
+      }
     }
   }
   for (void* p : {static_cast<void*>(d_wb), static_cast<void*>(d_w), static_cast<void*>(d_x), static_cast<void*>(d_out),
