@@ -455,27 +455,29 @@ __global__ void __launch_bounds__(C::kThreads + 64, 1)
   float acc[kTok / 2];
 #pragma unroll
   for (int i = 0; i < kTok / 2; ++i) acc[i] = 0.f;
+  // A producer lane: stage it of a ring of `n` slots, each refilled once its empty barrier has every compute warp's
+  // arrival; `copy(slot, it, full barrier)` issues the copies.
+  auto produce = [&](int n, uint64_t* full_, uint64_t* empty_, uint32_t bytes, int kind, auto&& copy) {
+    for (int it = 0; it < n_iter; ++it) {
+      const int sl = it % n;
+      if (it >= n) f::mbar_wait(f::smem_u32(&empty_[sl]), static_cast<uint32_t>((it / n - 1) & 1));
+      rstamp(a.ring, it, kind);
+      f::mbar_arrive_expect_tx(f::smem_u32(&full_[sl]), bytes);
+      copy(sl, it, f::smem_u32(&full_[sl]));
+    }
+  };
   if (warp == kWarps) {  // the weights' producer
     if (lane == 0)
-      for (int it = 0; it < n_iter; ++it) {
-        const int sl = it % kWS;
-        if (it >= kWS) f::mbar_wait(f::smem_u32(&wempty[sl]), static_cast<uint32_t>((it / kWS - 1) & 1));
-        rstamp(a.ring, it, 0);
-        f::mbar_arrive_expect_tx(f::smem_u32(&wfull[sl]), kWBytes);
-        f::bulk_g2s(wring + sl * kWBytes, wsrc + static_cast<int64_t>(it) * kWBytes, kWBytes, f::smem_u32(&wfull[sl]));
-      }
+      produce(kWS, wfull, wempty, kWBytes, 0, [&](int sl, int it, uint32_t bar) {
+        f::bulk_g2s(wring + sl * kWBytes, wsrc + static_cast<int64_t>(it) * kWBytes, kWBytes, bar);
+      });
   } else if (warp == kWarps + 1) {  // x's producer
     if (lane == 0)
-      for (int it = 0; it < n_iter; ++it) {
-        const int sl = it % kXS;
-        if (it >= kXS) f::mbar_wait(f::smem_u32(&xempty[sl]), static_cast<uint32_t>((it / kXS - 1) & 1));
-        rstamp(a.ring, it, 3);
-        f::mbar_arrive_expect_tx(f::smem_u32(&xfull[sl]), kXBytes);
+      produce(kXS, xfull, xempty, kXBytes, 3, [&](int sl, int it, uint32_t bar) {
 #pragma unroll
         for (int p = 0; p < kKW; ++p)
-          f::tma_2d(xring + sl * kXBytes + p * kBoxBytes, &xmap, static_cast<int>(((s_begin + it) * kKW + p) * 64), 0,
-                    f::smem_u32(&xfull[sl]));
-      }
+          f::tma_2d(xring + sl * kXBytes + p * kBoxBytes, &xmap, static_cast<int>(((s_begin + it) * kKW + p) * 64), 0, bar);
+      });
   } else {
     // Load stage it's group tile (then release the weight slot) and decode it.
     auto load_dec = [&](int it, uint32_t (&dst)[4][4]) {
