@@ -95,10 +95,27 @@ struct Args {
   unsigned long long* cnt;    // one arrival counter per row block
   unsigned long long* trace;  // bench timeline (null: none)
   unsigned long long* ring;   // ring trace (null: none): [cta][iteration < kRingIt][kind] (see rstamp)
+  uint32_t dec_or;            // CODED=1: the coded-domain decode (decode.hpp: weights x 2^d), 0: the true domain
+  float out_scale;            // 2^-d with dec_or (the tile's sums scaled once, exactly), else 1
   int dbg;                    // EPI_DBG timing probes (wrong outputs): 1 no k-phase sums, 2 no output stores, 4 no tail;
                               // 8 (BULK_WS, correct): the workspace partial stored by bulk copies
 };
 constexpr int kRingIt = 64;
+
+// A group tile's A fragments: the true domain (GroupRegs::decode: an add per register) or, with a.dec_or set, the
+// skinny family's coded domain (decode.hpp: an OR folded into the mask's LOP3; weights times 2^d, the sums scaled by
+// a.out_scale = 2^-d in the tail).
+__device__ __forceinline__ void decode_group(const k::GroupRegs<true>& g, const k::PackedView& w, uint32_t dec_or,
+                                             uint32_t (&dst)[4][4]) {
+  if (dec_or) {
+    const uint32_t low[4][2] = {{g.lo01.x, g.lo01.y}, {g.lo01.z, g.lo01.w}, {g.lo23.x, g.lo23.y}, {g.lo23.z, g.lo23.w}};
+    const uint32_t high[4] = {g.hi.x, g.hi.y, g.hi.z, g.hi.w};
+#pragma unroll
+    for (int s = 0; s < 4; ++s) k::decode::regs12_coded(low[s][0], low[s][1], high[s], dec_or, dst[s]);
+  } else {
+    g.decode(w, dst);
+  }
+}
 
 // Ring trace stamps for iteration it: kind 0 its copies issued, 1 warp 0 past its full barrier, 2 the last warp past
 // it, 3 the slot released by its last warp (the refill allowed).
@@ -164,7 +181,7 @@ __device__ __forceinline__ void epilogue(const float (&acc)[C::kTok / 2], uint8_
     const int row0 = rset * 64 + (warp & 3) * 16;
     float* const dst = kKW == 1 ? red : red + (kphase + 1) * kTile;
     if (kphase == 0 || !(a.dbg & 1))
-      k::for_each_acc<kTok>(acc, lane, [&](int r, int tok, float v) { dst[tok * kRS + row0 + r] = v; });
+      k::for_each_acc<kTok>(acc, lane, [&](int r, int tok, float v) { dst[tok * kRS + row0 + r] = v * a.out_scale; });
   }
   __syncthreads();
   if constexpr (kKW > 1) {
@@ -328,7 +345,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   auto load_dec = [&](int it, uint32_t (&dst)[4][4]) {  // the warp's group tile of stage it, decoded to A fragments
     k::GroupRegs<true> regs;
     regs.load_shared(smem + (it % kStages) * kStageBytes + kXBytes + warp * fmt12::kBytes12, lane);
-    regs.decode(w, dst);
+    decode_group(regs, w, a.dec_or, dst);
   };
   auto mma = [&](int it, const uint32_t (&src)[4][4]) {  // issued and committed, not waited for
     const uint32_t xt = smem0 + (it % kStages) * kStageBytes + kphase * kBoxBytes;
@@ -488,7 +505,7 @@ __global__ void __launch_bounds__(C::kThreads + 64, 1)
       regs.load_shared(smem + sl * kWBytes + warp * fmt12::kBytes12, lane);
       __syncwarp();
       if (lane == 0) f::mbar_arrive(f::smem_u32(&wempty[sl]));
-      regs.decode(w, dst);
+      decode_group(regs, w, a.dec_or, dst);
     };
     auto mma = [&](int it, const uint32_t (&src)[4][4]) {
       const int sl = it % kXS;
@@ -610,7 +627,12 @@ void run_shape(bench::Timer& tm, float fixed, const k::Blas& blas, const Shape& 
   std::vector<uint16_t> ref(static_cast<size_t>(m * sh.n)), got(ref.size());
   CK(cudaMemcpy(ref.data(), d_ref, ref.size() * 2, cudaMemcpyDeviceToHost));
   const CUtensorMap xmap = k::bf16_tensor_map(d_x, sh.k, m, 64, kTok, "verify12_bench: x");
-  Args args{d_wb, pk.k_groups, m, sh.n, row_blocks, split, reinterpret_cast<__nv_bfloat16*>(d_out), d_ws, d_cnt, nullptr, nullptr, 0};
+  Args args{d_wb, pk.k_groups, m, sh.n, row_blocks, split, reinterpret_cast<__nv_bfloat16*>(d_out), d_ws, d_cnt, nullptr, nullptr, 0u, 1.f, 0};
+  if (std::getenv("CODED")) {  // the coded-domain decode (the library's skinny kernels' form)
+    const int ca = k::decode::coded_a(pk.base);
+    args.dec_or = k::decode::coded_or(ca);
+    args.out_scale = std::ldexp(1.f, -(ca - pk.base));
+  }
   const int ctas = row_blocks * split;
   std::printf("%-9s m %3lld, %d rows x %d tokens per CTA (%d k-phases), %d stages: %d CTAs (%d row blocks x split %d, %lld groups each), cuBLAS %.2f us\n", sh.name,
               static_cast<long long>(m), kRows, kTok, kKW, stages<C>(), ctas, row_blocks, split, static_cast<long long>(pk.k_groups / split), t_cublas);
