@@ -180,7 +180,7 @@ __device__ __forceinline__ void epilogue(const float (&acc)[C::kTok / 2], uint8_
   {
     const int row0 = rset * 64 + (warp & 3) * 16;
     float* const dst = kKW == 1 ? red : red + (kphase + 1) * kTile;
-    if (kphase == 0 || !(a.dbg & 1))
+    if (warp < C::kWarps && (kphase == 0 || !(a.dbg & 1)))
       k::for_each_acc<kTok>(acc, lane, [&](int r, int tok, float v) { dst[tok * kRS + row0 + r] = v * a.out_scale; });
   }
   __syncthreads();
@@ -286,8 +286,10 @@ __device__ __forceinline__ void epilogue(const float (&acc)[C::kTok / 2], uint8_
 // CTA order (an even split): pairs of split CTAs adjacent (a cluster of 2 when kPair), row blocks next, split pairs
 // outermost: blockIdx.x = ((s / 2) * row_blocks + rb) * 2 + s % 2.
 // kPair with split 2: the pair's two tiles are the whole sum (no workspace, no counter).
-template <class C, int kMode, bool kPair, bool kPipe = false>
-__global__ void __launch_bounds__(C::kThreads, 1)
+// kP1: one producer warp (warp kWarps) issues the refills, each slot's release counted on an "empty" barrier (the
+// plain kernel's last releasing warp issues them itself; step 159's ring trace found warp 0's warpgroup trailing).
+template <class C, int kMode, bool kPair, bool kPipe = false, bool kP1 = false>
+__global__ void __launch_bounds__(C::kThreads + (kP1 ? 32 : 0), 1)
     verify12_kernel(const __grid_constant__ CUtensorMap xmap, const k::PackedView w, const Args a) {
   constexpr int kTok = C::kTok, kWarps = C::kWarps, kWBytes = C::kWBytes,
                 kXBytes = C::kXBytes, kStageBytes = C::kStageBytes, kStages = stages<C>(), kKW = C::kK,
@@ -298,6 +300,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   const uint32_t smem0 = f::smem_u32(smem);
   __shared__ __align__(8) uint64_t full[kStages];
   __shared__ unsigned released[kStages];
+  __shared__ __align__(8) uint64_t empty[kStages];  // (kP1)
 
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const Place pl(a, kKW);
@@ -330,6 +333,8 @@ __global__ void __launch_bounds__(C::kThreads, 1)
       released[s] = 0;
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    if constexpr (kP1)
+      for (int s = 0; s < kStages; ++s) f::mbar_init(f::smem_u32(&empty[s]), kWarps);
     for (int s = 0; s < kStages && s < n_iter; ++s) issue(s, s);
   }
   __syncthreads();
@@ -355,7 +360,10 @@ __global__ void __launch_bounds__(C::kThreads, 1)
     k::wgmma_commit();
   };
   auto release = [&](int it) {
-    if constexpr (kRefill) {
+    if constexpr (kRefill && kP1) {
+      __syncwarp();
+      if (lane == 0) f::mbar_arrive(f::smem_u32(&empty[it % kStages]));
+    } else if constexpr (kRefill) {
       // Release: the last warp to release the slot refills it (no warp waits for the others).
       const int slot = it % kStages;
       __syncwarp();
@@ -372,7 +380,15 @@ __global__ void __launch_bounds__(C::kThreads, 1)
       }
     }
   };
-  if constexpr (kPipe && kCompute) {
+  if (kP1 && warp == kWarps) {  // the producer: stage it into its slot once every compute warp released the slot
+    if (lane == 0)
+      for (int it = kStages; it < n_iter; ++it) {
+        const int slot = it % kStages;
+        f::mbar_wait(f::smem_u32(&empty[slot]), static_cast<uint32_t>((it / kStages - 1) & 1));
+        rstamp(a.ring, it - kStages, 3);
+        issue(slot, it);
+      }
+  } else if constexpr (kPipe && kCompute) {
     // Software-pipelined: stage it + 1 is loaded and decoded while stage it's wgmmas run (two A register sets).
     uint32_t a0[4][4], a1[4][4];
     if (n_iter > 0) {
@@ -555,6 +571,15 @@ constexpr KernelFn prod_fn() {
   }
 }
 
+template <class C, int kMode, bool kPair>
+constexpr KernelFn p1_fn() {  // (as prod_fn: the k-phase layouts only)
+  if constexpr (C::kK > 1) {
+    return verify12_kernel<C, kMode, kPair, true, true>;
+  } else {
+    return nullptr;
+  }
+}
+
 struct Shape {
   const char* name;
   int64_t n, k;
@@ -651,6 +676,9 @@ void run_shape(bench::Timer& tm, float fixed, const k::Blas& blas, const Shape& 
       {"kernel pipe", verify12_kernel<C, 0, false, true>, smem_bytes<C>(), false, true},
       {"kernel pairs pipe", verify12_kernel<C, 0, true, true>, smem_bytes<C>(), true, true},
       {"loop only pipe", verify12_kernel<C, 1, false, true>, smem_bytes<C>(), false, false},
+      {"kernel p1", p1_fn<C, 0, false>(), smem_bytes<C>(), false, true, kThreads + 32},
+      {"kernel pairs p1", p1_fn<C, 0, true>(), smem_bytes<C>(), true, true, kThreads + 32},
+      {"loop only p1", p1_fn<C, 1, false>(), smem_bytes<C>(), false, false, kThreads + 32},
       {"prod", prod_fn<C, 0, false>(), prod_smem_bytes<C>(), false, true, kThreads + 64},
       {"prod pairs", prod_fn<C, 0, true>(), prod_smem_bytes<C>(), true, true, kThreads + 64},
       {"prod loop only", prod_fn<C, 1, false>(), prod_smem_bytes<C>(), false, false, kThreads + 64},
