@@ -24,9 +24,11 @@
 // Each configuration also runs diagnostic modes with a per-CTA timeline (bench::Timer::timeline; TIMELINE_DUMP=1
 // prints every CTA's SM, which scripts/sm_spread.py reads). Modes (kMode): 0 the kernel; 1 the loop only (no tail: nothing written); 2 data only (waits and refills, no decode
 // or wgmma; no tail); 3 compute only (the first stages land once and are reused; no tail).
-// Variants: the plain loop; `pipe` (stage it + 1 decoded while stage it's wgmmas run); `prod` (k-phase layouts only: the
-// weights and x in rings of their own, two producer warps). RING=1 adds a ring trace per variant (per stage: copy issued,
-// landed for warp 0 and for the last warp, slot released; medians over CTAs).
+// Variants: the plain loop; `pipe` (stage it + 1 decoded while stage it's wgmmas run); `p1` (k-phase layouts only: pipe
+// with one producer warp issuing the refills); `prod` (k-phase layouts only: the weights and x in rings of their own, two
+// producer warps). RING=1 adds a ring trace per variant (per stage: copy issued, landed for warp 0 and for the last warp,
+// slot released; medians over CTAs); CODED=1 decodes in the skinny family's coded domain; EPI_DBG=1 and BULK_WS=1 time
+// the tail's parts (perf-notes steps 159-161).
 // Usage: verify12_bench [reps=50] [layers=pooler,unpooler,slice,qkv_gate,o] [configs rows/tokens=256/128,128/128;
 // also 256/32, 256/16, 256/8 at m = the tokens, 64/8 at m = 8 and 64/8m1 at m = 1; k-phase layouts 64x4/32, 64x4/16,
 // 64x4/8, 64x4/8m1 (m = 1), 128x2/32]
