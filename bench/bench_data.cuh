@@ -144,4 +144,23 @@ inline solgemm::kernels::Blas blas_with_workspace() {
   return {handle, ws, bytes};
 }
 
+// The judge's baseline (cublasGemmEx as torch's F.linear calls it) on d_w (n x k) and d_x (m x k): its time (cold graph
+// replays, the fixed cost subtracted) and its output, copied back as the reference the benches compare with.
+struct Baseline {
+  float us;
+  std::vector<uint16_t> ref;  // m x n BF16 bits
+};
+inline Baseline time_baseline(Timer& tm, float fixed, const solgemm::kernels::Blas& blas, const void* d_w,
+                              const void* d_x, int64_t m, void* d_ref, int64_t n, int64_t k) {
+  auto call = [&] {
+    solgemm::kernels::launch_vendor(blas, nullptr, d_w, static_cast<const __nv_bfloat16*>(d_x), m,
+                                    static_cast<__nv_bfloat16*>(d_ref), n, k, tm.s);
+  };
+  call();
+  CK(cudaStreamSynchronize(tm.s));
+  Baseline b{tm.time(call) - fixed, std::vector<uint16_t>(static_cast<size_t>(m * n))};
+  CK(cudaMemcpy(b.ref.data(), d_ref, b.ref.size() * 2, cudaMemcpyDeviceToHost));
+  return b;
+}
+
 }  // namespace bench

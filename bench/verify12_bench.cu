@@ -25,9 +25,9 @@
 // prints every CTA's SM, which scripts/sm_spread.py reads). Modes (kMode): 0 the kernel; 1 the loop only (no tail: nothing written); 2 data only (waits and refills, no decode
 // or wgmma; no tail); 3 compute only (the first stages land once and are reused; no tail).
 // Variants: the plain loop; `pipe` (stage it + 1 decoded while stage it's wgmmas run); `p1` (k-phase layouts only: pipe
-// with one producer warp issuing the refills); `prod` (k-phase layouts only: the weights and x in rings of their own, two
-// producer warps). RING=1 adds a ring trace per variant (per stage: copy issued, landed for warp 0 and for the last warp,
-// slot released; medians over CTAs); CODED=1 decodes in the skinny family's coded domain; EPI_DBG=1 and BULK_WS=1 time
+// with one producer warp issuing the refills; a variant with the weights and x in rings of their own, perf-notes step
+// 159, is in the history at 15b7073). RING=1 adds a ring trace per variant (per stage: copy issued, landed for warp 0
+// and for the last warp, slot released; medians over CTAs); CODED=1 decodes in the skinny family's coded domain; EPI_DBG=1 and BULK_WS=1 time
 // the tail's parts (perf-notes steps 159-161).
 // Usage: verify12_bench [reps=50] [layers=pooler,unpooler,slice,qkv_gate,o] [configs rows/tokens=256/128,128/128;
 // also 256/32, 256/16, 256/8 at m = the tokens, 64/8 at m = 8 and 64/8m1 at m = 1; k-phase layouts 64x4/32, 64x4/16,
@@ -132,6 +132,15 @@ __device__ __forceinline__ void stamp(unsigned long long* trace, int i) {
   unsigned long long v;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(v));
   trace[static_cast<size_t>(blockIdx.x) * 8 + i] = v;
+}
+
+// The timeline's entry stamp, and in slot 7 the CTA's SM + 1 in bits 16.. (as skinny_family.cuh stamp_sm;
+// TIMELINE_DUMP prints it).
+__device__ __forceinline__ void stamp_entry(unsigned long long* trace) {
+  stamp(trace, 0);
+  unsigned smid;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+  trace[static_cast<size_t>(blockIdx.x) * 8 + 7] = static_cast<unsigned long long>(smid + 1) << 16;
 }
 
 // Four FP32 outputs of consecutive rows, rounded once to BF16, as one 8-byte store.
@@ -311,12 +320,7 @@ __global__ void __launch_bounds__(C::kThreads + (kP1 ? 32 : 0), 1)
   const uint8_t* const wsrc = a.wb + (static_cast<int64_t>(rb) * pl.n_st + s_begin) * kWBytes;
   const int kphase = warp / 4 / kRowSets;
 
-  if (a.trace && tid == 0) {
-    stamp(a.trace, 0);
-    unsigned smid;  // (slot 7: the SM + 1 in bits 16.., as skinny_family.cuh stamp_sm; TIMELINE_DUMP prints it)
-    asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
-    a.trace[static_cast<size_t>(blockIdx.x) * 8 + 7] = static_cast<unsigned long long>(smid + 1) << 16;
-  }
+  if (a.trace && tid == 0) stamp_entry(a.trace);
   // One lane issues stage `slot` <- iteration it: x's kKW boxes by TMA and the row block's group tiles by one bulk copy.
   auto issue = [&](int slot, int it) {
     const uint32_t bar = f::smem_u32(&full[slot]), st = smem0 + slot * kStageBytes;
@@ -440,141 +444,10 @@ __global__ void __launch_bounds__(C::kThreads + (kP1 ? 32 : 0), 1)
 }
 
 
-// The producer variant (step 159): the weights and x in rings of their own, filled by two producer warps (warp kWarps
-// the weights, kWarps + 1 x), each slot released through an "empty" barrier (one arrival per compute warp). A weight
-// slot is released as soon as every warp has loaded its group tile into registers (before the decode), an x slot after
-// the stage's wgmmas completed; stage it + 1 is loaded and decoded while stage it's wgmmas run.
-template <class C>
-constexpr int prod_x_stages() {
-  return 4;
-}
-template <class C>
-constexpr int prod_w_stages() {
-  return (210 * 1024 - prod_x_stages<C>() * C::kXBytes) / C::kWBytes;
-}
-template <class C>
-constexpr int prod_smem_bytes() {
-  return prod_w_stages<C>() * C::kWBytes + prod_x_stages<C>() * C::kXBytes + 1024;
-}
-
-template <class C, int kMode, bool kPair>
-__global__ void __launch_bounds__(C::kThreads + 64, 1)
-    verify12_prod_kernel(const __grid_constant__ CUtensorMap xmap, const k::PackedView w, const Args a) {
-  constexpr int kTok = C::kTok, kWarps = C::kWarps, kWBytes = C::kWBytes, kXBytes = C::kXBytes, kKW = C::kK,
-                kRowSets = C::kRowSets, kBoxBytes = C::kBoxBytes, kWS = prod_w_stages<C>(), kXS = prod_x_stages<C>();
-  extern __shared__ uint8_t smem_raw[];
-  // (offset from the __shared__ array itself, so that the compiler keeps the shared window: LDS / STS, not generic)
-  uint8_t* smem = smem_raw + ((1024u - (f::smem_u32(smem_raw) & 1023u)) & 1023u);
-  const uint32_t wring = f::smem_u32(smem), xring = wring + kWS * kWBytes;
-  __shared__ __align__(8) uint64_t wfull[kWS], wempty[kWS], xfull[kXS], xempty[kXS];
-
-  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-  const Place pl(a, kKW);
-  const int n_iter = pl.n_iter;
-  const int64_t s_begin = pl.s_begin;
-  const uint8_t* const wsrc = a.wb + (static_cast<int64_t>(pl.rb) * pl.n_st + s_begin) * kWBytes;
-  const int kphase = warp / 4 / kRowSets;
-  if (a.trace && tid == 0) {
-    stamp(a.trace, 0);
-    unsigned smid;
-    asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
-    a.trace[static_cast<size_t>(blockIdx.x) * 8 + 7] = static_cast<unsigned long long>(smid + 1) << 16;
-  }
-  if (tid == 0) {
-    f::prefetch_tensormap(&xmap);
-    for (int s = 0; s < kWS; ++s) f::mbar_init(f::smem_u32(&wfull[s]), 1), f::mbar_init(f::smem_u32(&wempty[s]), kWarps);
-    for (int s = 0; s < kXS; ++s) f::mbar_init(f::smem_u32(&xfull[s]), 1), f::mbar_init(f::smem_u32(&xempty[s]), kWarps);
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-  }
-  __syncthreads();
-  float acc[kTok / 2];
-#pragma unroll
-  for (int i = 0; i < kTok / 2; ++i) acc[i] = 0.f;
-  // A producer lane: stage it of a ring of `n` slots, each refilled once its empty barrier has every compute warp's
-  // arrival; `copy(slot, it, full barrier)` issues the copies.
-  auto produce = [&](int n, uint64_t* full_, uint64_t* empty_, uint32_t bytes, int kind, auto&& copy) {
-    for (int it = 0; it < n_iter; ++it) {
-      const int sl = it % n;
-      if (it >= n) f::mbar_wait(f::smem_u32(&empty_[sl]), static_cast<uint32_t>((it / n - 1) & 1));
-      rstamp(a.ring, it, kind);
-      f::mbar_arrive_expect_tx(f::smem_u32(&full_[sl]), bytes);
-      copy(sl, it, f::smem_u32(&full_[sl]));
-    }
-  };
-  if (warp == kWarps) {  // the weights' producer
-    if (lane == 0)
-      produce(kWS, wfull, wempty, kWBytes, 0, [&](int sl, int it, uint32_t bar) {
-        f::bulk_g2s(wring + sl * kWBytes, wsrc + static_cast<int64_t>(it) * kWBytes, kWBytes, bar);
-      });
-  } else if (warp == kWarps + 1) {  // x's producer
-    if (lane == 0)
-      produce(kXS, xfull, xempty, kXBytes, 3, [&](int sl, int it, uint32_t bar) {
-#pragma unroll
-        for (int p = 0; p < kKW; ++p)
-          f::tma_2d(xring + sl * kXBytes + p * kBoxBytes, &xmap, static_cast<int>(((s_begin + it) * kKW + p) * 64), 0, bar);
-      });
-  } else {
-    // Load stage it's group tile (then release the weight slot) and decode it.
-    auto load_dec = [&](int it, uint32_t (&dst)[4][4]) {
-      const int sl = it % kWS;
-      f::mbar_wait(f::smem_u32(&wfull[sl]), static_cast<uint32_t>((it / kWS) & 1));
-      if (lane == 0 && (warp == 0 || warp == kWarps - 1)) rstamp(a.ring, it, warp == 0 ? 1 : 2);
-      k::GroupRegs<true> regs;
-      regs.load_shared(smem + sl * kWBytes + warp * fmt12::kBytes12, lane);
-      __syncwarp();
-      if (lane == 0) f::mbar_arrive(f::smem_u32(&wempty[sl]));
-      decode_group(regs, w, a.dec_or, dst);
-    };
-    auto mma = [&](int it, const uint32_t (&src)[4][4]) {
-      const int sl = it % kXS;
-      f::mbar_wait(f::smem_u32(&xfull[sl]), static_cast<uint32_t>((it / kXS) & 1));
-      const uint32_t xt = xring + sl * kXBytes + kphase * kBoxBytes;
-      k::wgmma_fence();
-#pragma unroll
-      for (int s = 0; s < 4; ++s) k::wgmma_rs<kTok>(acc, src[s], k::sw128_desc(xt + 32 * s));
-      k::wgmma_commit();
-    };
-    auto done = [&](int it) {  // stage it's wgmmas complete: release its x slot
-      k::wgmma_wait0();
-      __syncwarp();
-      if (lane == 0) f::mbar_arrive(f::smem_u32(&xempty[it % kXS]));
-    };
-    uint32_t a0[4][4], a1[4][4];
-    if (n_iter > 0) load_dec(0, a0);
-    if (a.trace && tid == 0) stamp(a.trace, 1);
-    for (int it = 0; it < n_iter; it += 2) {
-      mma(it, a0);
-      if (it + 1 < n_iter) load_dec(it + 1, a1);
-      done(it);
-      if (a.trace && it == 0 && tid == 0) stamp(a.trace, 2);
-      if (it + 1 < n_iter) {
-        mma(it + 1, a1);
-        if (it + 2 < n_iter) load_dec(it + 2, a0);
-        done(it + 1);
-      }
-    }
-  }
-  if (a.trace && tid == 0) stamp(a.trace, 3);
-  if constexpr (kMode != 0) {
-    if (acc[0] == 1.2345f && acc[kTok / 2 - 1] == 5.4321f) a.out[0] = __float2bfloat16(acc[1]);  // keep the math
-    return;
-  }
-  epilogue<C, kPair>(acc, smem, a, pl.rb, pl.sidx, pl.pair_rank);
-}
-
-// The producer variant's entry for configuration C (null where it is not built: 256-row tiles spill with two A sets).
+// The p1 variant's entry for configuration C (null where it is not built: 256-row tiles spill with two A sets).
 using KernelFn = void (*)(const CUtensorMap, const k::PackedView, const Args);
 template <class C, int kMode, bool kPair>
-constexpr KernelFn prod_fn() {
-  if constexpr (C::kK > 1) {
-    return verify12_prod_kernel<C, kMode, kPair>;
-  } else {
-    return nullptr;
-  }
-}
-
-template <class C, int kMode, bool kPair>
-constexpr KernelFn p1_fn() {  // (as prod_fn: the k-phase layouts only)
+constexpr KernelFn p1_fn() {
   if constexpr (C::kK > 1) {
     return verify12_kernel<C, kMode, kPair, true, true>;
   } else {
@@ -644,15 +517,10 @@ void run_shape(bench::Timer& tm, float fixed, const k::Blas& blas, const Shape& 
   CK(cudaMemcpy(d_x, hx.data(), hx.size() * 2, cudaMemcpyHostToDevice));
   k::PackedView w{};
   w.base = pk.base;
-  auto cublas = [&] {  // the judge's baseline: cublasGemmEx as torch's F.linear calls it
-    k::launch_vendor(blas, nullptr, d_w, reinterpret_cast<const __nv_bfloat16*>(d_x),
-                     m, reinterpret_cast<__nv_bfloat16*>(d_ref), sh.n, sh.k, tm.s);
-  };
-  cublas();
-  CK(cudaStreamSynchronize(tm.s));
-  const float t_cublas = tm.time(cublas) - fixed;
-  std::vector<uint16_t> ref(static_cast<size_t>(m * sh.n)), got(ref.size());
-  CK(cudaMemcpy(ref.data(), d_ref, ref.size() * 2, cudaMemcpyDeviceToHost));
+  const bench::Baseline base = bench::time_baseline(tm, fixed, blas, d_w, d_x, m, d_ref, sh.n, sh.k);
+  const float t_cublas = base.us;
+  const std::vector<uint16_t>& ref = base.ref;
+  std::vector<uint16_t> got(ref.size());
   const CUtensorMap xmap = k::bf16_tensor_map(d_x, sh.k, m, 64, kTok, "verify12_bench: x");
   Args args{d_wb, pk.k_groups, m, sh.n, row_blocks, split, reinterpret_cast<__nv_bfloat16*>(d_out), d_ws, d_cnt, nullptr, nullptr, 0u, 1.f, 0};
   if (std::getenv("CODED")) {  // the coded-domain decode (the library's skinny kernels' form)
@@ -664,10 +532,9 @@ void run_shape(bench::Timer& tm, float fixed, const k::Blas& blas, const Shape& 
   std::printf("%-9s m %3lld, %d rows x %d tokens per CTA (%d k-phases), %d stages: %d CTAs (%d row blocks x split %d, %lld groups each), cuBLAS %.2f us\n", sh.name,
               static_cast<long long>(m), kRows, kTok, kKW, stages<C>(), ctas, row_blocks, split, static_cast<long long>(pk.k_groups / split), t_cublas);
 
-  using Fn = void (*)(const CUtensorMap, const k::PackedView, const Args);
   struct Variant {
     const char* name;
-    Fn fn;
+    KernelFn fn;
     int smem;
     bool pair, check;
     int threads = kThreads;
@@ -681,9 +548,6 @@ void run_shape(bench::Timer& tm, float fixed, const k::Blas& blas, const Shape& 
       {"kernel p1", p1_fn<C, 0, false>(), smem_bytes<C>(), false, true, kThreads + 32},
       {"kernel pairs p1", p1_fn<C, 0, true>(), smem_bytes<C>(), true, true, kThreads + 32},
       {"loop only p1", p1_fn<C, 1, false>(), smem_bytes<C>(), false, false, kThreads + 32},
-      {"prod", prod_fn<C, 0, false>(), prod_smem_bytes<C>(), false, true, kThreads + 64},
-      {"prod pairs", prod_fn<C, 0, true>(), prod_smem_bytes<C>(), true, true, kThreads + 64},
-      {"prod loop only", prod_fn<C, 1, false>(), prod_smem_bytes<C>(), false, false, kThreads + 64},
       {"loop only", verify12_kernel<C, 1, false>, smem_bytes<C>(), false, false},
       {"data only", verify12_kernel<C, 2, false>, smem_bytes<C>(), false, false},
       {"compute only", verify12_kernel<C, 3, false>, smem_bytes<C>(), false, false},

@@ -390,16 +390,10 @@ void run_shape(bench::Timer& tm, float fixed, const k::Blas& blas, const Shape& 
   CK(cudaMemcpy(d_w, hw.data(), hw.size() * 2, cudaMemcpyHostToDevice));
   CK(cudaMemcpy(d_x, hx.data(), hx.size() * 2, cudaMemcpyHostToDevice));
   const k::PackedView w = bench::packed_view(pk, d_data, d_off, d_exc, nullptr);  // (12-bit: checked above; the wide family needs no exc_blk)
-  // cuBLAS, as the judge's baseline calls it (out^T = W x^T, BF16 out, FP32 compute).
-  auto cublas = [&] {  // the judge's baseline: cublasGemmEx as torch's F.linear calls it
-    k::launch_vendor(blas, nullptr, d_w, reinterpret_cast<const __nv_bfloat16*>(d_x),
-                     m, reinterpret_cast<__nv_bfloat16*>(d_ref), sh.n, sh.k, tm.s);
-  };
-  cublas();
-  CK(cudaStreamSynchronize(tm.s));
-  const float t_cublas = tm.time(cublas) - fixed;
-  std::vector<uint16_t> ref(static_cast<size_t>(m * sh.n)), got(ref.size());
-  CK(cudaMemcpy(ref.data(), d_ref, ref.size() * 2, cudaMemcpyDeviceToHost));
+  const bench::Baseline base = bench::time_baseline(tm, fixed, blas, d_w, d_x, m, d_ref, sh.n, sh.k);
+  const float t_cublas = base.us;
+  const std::vector<uint16_t>& ref = base.ref;
+  std::vector<uint16_t> got(ref.size());
   const CUtensorMap xmap = k::bf16_tensor_map(d_x, sh.k, m, 64, C::kTok, "wide12_bench: x");
   using KernelFn = void (*)(const CUtensorMap, const k::PackedView, int64_t, __nv_bfloat16*, int64_t, int,
                             unsigned long long*, const __nv_bfloat16*);
