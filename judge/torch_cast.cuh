@@ -9,7 +9,9 @@
 // (the dtypes as one-byte ScalarType codes and the element sizes as run-time values), four elements per thread, each
 // loaded through the whole c10::fetch_and_cast switch and stored through the whole c10::cast_and_store switch (every
 // scalar type torch 2.11 lists, with its conversion, the assert in the default), the compute loop in between. Only the
-// BF16 -> FP32 path ever runs; the others are there for their code.
+// BF16 -> FP32 path ever runs (and is tested); the others are there for their code: the loads and the integer, half
+// and complex conversions are c10's, the Float8 ones follow c10's algorithms from memory, not bit for bit (their
+// from-float roundings in particular), which is all the layout of the code needs.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -147,7 +149,7 @@ __device__ __forceinline__ uint8_t fp8e4m3fn_from_fp32(float f) {
   return result | static_cast<uint8_t>(sign >> 24);
 }
 
-// c10/util/Float8_fnuz_cvt.h (via c10::Float8_e5m2fnuz / e4m3fnuz): fp8_fnuz_from_fp32_value-like rounding.
+// After c10::Float8_e5m2fnuz / e4m3fnuz's from-float conversions (round to nearest even, NaN -> 0x80): not bit for bit.
 template <uint32_t we, uint32_t wm>
 __device__ __forceinline__ uint8_t fp8_fnuz_from_fp32(float f) {
   constexpr uint32_t bias = (1u << (we - 1));  // fnuz: exponent bias one more than the IEEE-like format
@@ -173,7 +175,7 @@ __device__ __forceinline__ uint8_t fp8_fnuz_from_fp32(float f) {
   return result | static_cast<uint8_t>(sign >> 24);
 }
 
-// c10/util/Float8_e8m0fnu.h: fp8e8m0fnu_from_fp32_value (round up on a nonzero mantissa past half, as c10).
+// After c10/util/Float8_e8m0fnu.h's fp8e8m0fnu_from_fp32_value (round to nearest): not bit for bit.
 __device__ __forceinline__ uint8_t fp8e8m0fnu_from_fp32(float f) {
   const uint32_t f_bits = bits_f32(f);
   uint32_t exponent = (f_bits >> 23) & 0xFF;
