@@ -12,8 +12,11 @@
 // region` bytes for every CTA, walked stage by stage (wrapping). Multicast (clusters of 2): the common part of a stage
 // is copied half by each CTA with .multicast::cluster into both CTAs' slot; a slot is refilled when the consumers of
 // both CTAs have released it (remote mbarrier arrivals).
+// Stores beside the stream (perf-notes step 163): the consumers may also write `store_stage` bytes per stage and
+// `store_after` bytes after the last stage to a workspace of their own (plain 16-byte stores, as a split-K kernel's FP32
+// partials): does a split-K tail's 16.8 MB of partials cost as much when written during the stream as after it?
 // Timed as the judge times calls (graph replay after a 512 MB read, events, the empty-kernel graph subtracted).
-// Usage: ingest_probe [reps=40]
+// Usage: ingest_probe [reps=40] [stores=0: 1 = step 163's cases only]
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -36,7 +39,17 @@ struct Args {
   const uint8_t* common;  // common_bytes, read by every CTA
   size_t own_per_cta, common_bytes;
   int own_stage, common_stage, stages, n_iter, multicast;
+  float4* ws;             // CTA c writes [c * ws_per_cta, ...) (16-byte units)
+  int ws_per_cta;         // 16-byte units per CTA
+  int store_stage, store_after;  // bytes per stage / after the loop, per CTA (multiples of 2 KB)
 };
+
+// The consumers' 128 threads write `bytes` of the CTA's workspace from unit u0 on (consecutive 2 KB per pass).
+__device__ __forceinline__ void store_part(const Args& a, int u0, int bytes, float v) {
+  float4* w = a.ws + static_cast<size_t>(blockIdx.x) * a.ws_per_cta;
+  for (int u = static_cast<int>(threadIdx.x); u < bytes / 16; u += 32 * kConsumerWarps)
+    w[(u0 + u) % a.ws_per_cta] = make_float4(v, v, v, v);
+}
 
 __device__ __forceinline__ void bulk_mc(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar, uint16_t mask) {
   asm volatile(
@@ -92,6 +105,7 @@ __global__ void __launch_bounds__(32 * (kConsumerWarps + 1), 1) ingest(const Arg
     for (int it = 0; it < a.n_iter; ++it) {
       const int s = it % a.stages;
       mbar_wait(bars + 8u * s, static_cast<uint32_t>((it / a.stages) & 1));
+      if (a.store_stage > 0) store_part(a, it * (a.store_stage / 16), a.store_stage, static_cast<float>(it));
       __syncwarp();
       if (lane == 0) {
         const uint32_t e = bars + 8u * (32 + s);
@@ -103,6 +117,7 @@ __global__ void __launch_bounds__(32 * (kConsumerWarps + 1), 1) ingest(const Arg
         }
       }
     }
+    if (a.store_after > 0) store_part(a, a.n_iter * (a.store_stage / 16), a.store_after, 1.f);
   }
   if (a.multicast) cluster_sync();  // (the peer's copies and arrivals target this CTA's shared memory)
 }
@@ -122,20 +137,34 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&common, 4u << 20));
   CK(cudaMemset(own, 3, own_per_cta * sms));
   CK(cudaMemset(common, 5, 4u << 20));
+  const int ws_per_cta = 256 * 1024 / 16;  // 256 KB of 16-byte units per CTA
+  float4* ws;
+  CK(cudaMalloc(&ws, static_cast<size_t>(ws_per_cta) * 16 * sms));
   constexpr int kSmem = 1024 + 192 * 1024;
   CK(cudaFuncSetAttribute(ingest, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
   CK(cudaFuncSetAttribute(ingest, cudaFuncAttributeNonPortableClusterSizeAllowed, 0));
   std::printf("# ingest_probe: %s, %d SMs; one CTA per SM, own %zu KB per CTA (cold) + a common part (the same bytes for "
               "every CTA); cold L2, graph replay, fixed cost %.2f us subtracted\n\n",
               prop.name, sms, own_per_cta / 1024, fixed);
-  std::printf("| own KB / stage | common KB / stage | common region MB | stages | multicast | CTAs | us | own TB/s | "
-              "into SMs TB/s | common from L2 TB/s |\n|---|---|---|---|---|---|---|---|---|---|\n");
+  std::printf("| own KB / stage | common KB / stage | common region MB | stages | multicast | stored KB / stage | "
+              "stored KB after | CTAs | us | own TB/s | into SMs TB/s | common from L2 TB/s |\n"
+              "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   struct Case {
-    int own_kb, common_kb, region_mb, mc;
+    int own_kb, common_kb, region_mb, mc, store_stage_kb = 0, store_after_kb = 0;
   };
-  const Case cases[] = {{32, 0, 2, 0},  {0, 32, 2, 0},  {32, 32, 2, 0}, {32, 16, 2, 0}, {32, 8, 2, 0},
-                        {32, 32, 2, 1}, {32, 16, 2, 1}, {0, 32, 2, 1},  {16, 16, 2, 0}, {16, 16, 2, 1}};
-  for (const Case& c : cases) {
+  const bool stores_only = argc > 2 && std::atoi(argv[2]) == 1;  // step 163's cases alone
+  const Case all_cases[] = {{32, 0, 2, 0},  {0, 32, 2, 0},  {32, 32, 2, 0}, {32, 16, 2, 0}, {32, 8, 2, 0},
+                            {32, 32, 2, 1}, {32, 16, 2, 1}, {0, 32, 2, 1},  {16, 16, 2, 0}, {16, 16, 2, 1}};
+  // step 163: the m = 128 pooler's per-SM traffic (a 32 KB own stage for its 12-bit weights, 16 KB of x), with its
+  // 128 KB of partials written after the loop, during it, or half and half; x twice (a two-tile CTA) with half the
+  // partials during the loop; the partials alone.
+  const Case store_cases[] = {{32, 16, 2, 0, 0, 0}, {32, 16, 2, 0, 0, 128}, {32, 16, 2, 0, 8, 0},
+                              {32, 16, 2, 0, 4, 64}, {32, 32, 2, 0, 4, 64}, {0, 0, 2, 0, 0, 128},
+                              {32, 16, 2, 0, 0, 0},  {32, 16, 2, 0, 0, 128}, {32, 16, 2, 0, 8, 0}};
+  const Case* cases = stores_only ? store_cases : all_cases;
+  const int n_cases = stores_only ? 9 : 10;
+  for (int ci = 0; ci < n_cases; ++ci) {
+    const Case& c = cases[ci];
     Args a{};
     a.own = own;
     a.common = common;
@@ -143,10 +172,16 @@ int main(int argc, char** argv) {
     a.common_bytes = static_cast<size_t>(c.region_mb) << 20;
     a.own_stage = c.own_kb * 1024;
     a.common_stage = c.common_kb * 1024;
+    a.ws = ws;
+    a.ws_per_cta = ws_per_cta;
+    a.store_stage = c.store_stage_kb * 1024;
+    a.store_after = c.store_after_kb * 1024;
     const int stage = a.own_stage + a.common_stage;
-    a.stages = std::min(32, 192 * 1024 / stage);
-    // iterations: the own stream's length (512 KB), or as many stages of the common part alone
-    a.n_iter = a.own_stage > 0 ? static_cast<int>(own_per_cta / a.own_stage) : static_cast<int>(own_per_cta / a.common_stage);
+    a.stages = stage > 0 ? std::min(32, 192 * 1024 / stage) : 1;
+    // iterations: the own stream's length (512 KB), or as many stages of the common part alone (none: stores only)
+    a.n_iter = a.own_stage > 0      ? static_cast<int>(own_per_cta / a.own_stage)
+               : a.common_stage > 0 ? static_cast<int>(own_per_cta / a.common_stage)
+                                    : 0;
     a.multicast = c.mc;
     const int grid = c.mc ? sms / 2 * 2 : sms;
     cudaLaunchConfig_t lc{};
@@ -168,8 +203,9 @@ int main(int argc, char** argv) {
     const double own_b = static_cast<double>(a.own_stage) * a.n_iter * grid;
     const double com_b = static_cast<double>(a.common_stage) * a.n_iter * grid;  // bytes landed in shared memory
     const double com_l2 = c.mc ? com_b / 2 : com_b;                              // bytes read from L2
-    std::printf("| %d | %d | %d | %d | %s | %d | %.2f | %.2f | %.2f | %.2f |\n", c.own_kb, c.common_kb, c.region_mb,
-                a.stages, c.mc ? "2" : "-", grid, us, own_b / us / 1e6, (own_b + com_b) / us / 1e6, com_l2 / us / 1e6);
+    std::printf("| %d | %d | %d | %d | %s | %d | %d | %d | %.2f | %.2f | %.2f | %.2f |\n", c.own_kb, c.common_kb,
+                c.region_mb, a.stages, c.mc ? "2" : "-", c.store_stage_kb, c.store_after_kb, grid, us, own_b / us / 1e6,
+                (own_b + com_b) / us / 1e6, com_l2 / us / 1e6);
   }
   return 0;
 }
