@@ -84,7 +84,6 @@ struct NamedLayout {
   int max_stages = 0;  // "/sN": the ring capped at N stages (0: the launcher's choice)
   bool no_direct0 = false;  // "/nd": every group through the ring (PackedView::no_direct0)
   int xbox = 0;  // "/b4", "/be", "/b2": the x ring's boxes (PackedView::xbox 1, 2, 3)
-  int l2_ahead = 0;  // "/pfN": the producer prefetches N groups ahead into L2 (PackedView::l2_ahead)
 };
 // The comma-separated layouts in environment variable `var` (empty when unset); a malformed one ends the program
 // with a message naming `who` and `var`.
@@ -99,7 +98,7 @@ inline std::vector<NamedLayout> env_layouts(const char* var, const char* who) {
     const std::string t = s.substr(p, q - p);
     NamedLayout l;
     if (std::sscanf(t.c_str(), "cs%d/rt%d/wk%d/g%d", &l.cs, &l.rt, &l.wk, &l.gpw) != 4) {
-      std::fprintf(stderr, "%s: %s: '%s' is not csA/rtB/wkC/gD[/nc][/lt][/xr|/xs][/sN][/nd][/b4|/be|/b2][/pfN]\n", who, var, t.c_str());
+      std::fprintf(stderr, "%s: %s: '%s' is not csA/rtB/wkC/gD[/nc][/lt][/xr|/xs][/sN][/nd][/b4|/be|/b2]\n", who, var, t.c_str());
       std::exit(2);
     }
     l.nc = t.find("/nc") != std::string::npos;
@@ -107,7 +106,6 @@ inline std::vector<NamedLayout> env_layouts(const char* var, const char* who) {
     l.xring = t.find("/xr") != std::string::npos ? 1 : t.find("/xs") != std::string::npos ? -1 : 0;
     if (const size_t sp = t.find("/s"); sp != std::string::npos) l.max_stages = std::atoi(t.c_str() + sp + 2);
     l.no_direct0 = t.find("/nd") != std::string::npos;
-    if (const size_t pp = t.find("/pf"); pp != std::string::npos) l.l2_ahead = std::atoi(t.c_str() + pp + 3);
     l.xbox = t.find("/b4") != std::string::npos ? 1 : t.find("/be") != std::string::npos ? 2 : t.find("/b2") != std::string::npos ? 3 : 0;
     v.push_back(l);
     p = q + 1;

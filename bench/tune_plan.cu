@@ -46,11 +46,10 @@ using namespace bench;  // NOLINT: the shared timing and data helpers
 
 using Layout = NamedLayout;  // (bench_data.cuh; nc / lt only from TUNE_LAYOUTS)
 std::string lstr(const Layout& l) {
-  return fmt::format("cs{}/rt{}/wk{}/g{}{}{}{}{}{}{}{}", l.cs, l.rt, l.wk, l.gpw, l.nc ? "/nc" : "", l.lt ? "/lt" : "",
+  return fmt::format("cs{}/rt{}/wk{}/g{}{}{}{}{}{}{}", l.cs, l.rt, l.wk, l.gpw, l.nc ? "/nc" : "", l.lt ? "/lt" : "",
                      l.xring > 0 ? "/xr" : l.xring < 0 ? "/xs" : "",
                      l.max_stages > 0 ? fmt::format("/s{}", l.max_stages) : std::string(), l.no_direct0 ? "/nd" : "",
-                     l.xbox == 1 ? "/b4" : l.xbox == 2 ? "/be" : l.xbox == 3 ? "/b2" : "",
-                     l.l2_ahead > 0 ? fmt::format("/pf{}", l.l2_ahead) : std::string());
+                     l.xbox == 1 ? "/b4" : l.xbox == 2 ? "/be" : l.xbox == 3 ? "/b2" : "");
 }
 // TUNE_LAYOUTS="cs11/rt6/wk2/g6,cs8/rt6/wk2/g8/nc,...": these layouts instead of the enumerated ones (they may cover
 // more than K's groups: the last k slices then hold fewer; "/nc": no cluster, "/lt": last-arrival tail; NamedLayout).
@@ -362,7 +361,6 @@ int main(int argc, char** argv) {
         if (sh.hilo) {
           solgemm::kernels::HiLoView v = hv;
           v.no_cluster = l.nc;
-          v.l2_ahead = l.l2_ahead;
           solgemm::kernels::launch_router(c, v, x, m, static_cast<float*>(out), sh.rows, tm.s);
         } else {
           solgemm::kernels::PackedView v = pv;
@@ -372,7 +370,6 @@ int main(int argc, char** argv) {
           if (l.max_stages > 0) v.max_stages = l.max_stages;
           v.no_direct0 = l.no_direct0;
           v.xbox = l.xbox;
-          v.l2_ahead = l.l2_ahead;
           solgemm::kernels::launch_skinny(c, v, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
         }
       };

@@ -37,11 +37,6 @@ __device__ __forceinline__ void bulk_g2s(uint32_t dst, const void* src, uint32_t
                : "memory");
 }
 
-// L2 prefetch of `bytes` (a multiple of 16) at `src` (16-byte aligned): no shared memory, no completion to wait for.
-__device__ __forceinline__ void bulk_prefetch_l2(const void* src, uint32_t bytes) {
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(src), "r"(bytes) : "memory");
-}
-
 // TMA: the box of a 2-D tensor map at (c0 inner, c1 outer) into shared memory, counted on `bar`.
 __device__ __forceinline__ void tma_2d(uint32_t dst, const void* map, int c0, int c1, uint32_t bar) {
   asm volatile(

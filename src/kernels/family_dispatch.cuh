@@ -26,7 +26,6 @@ inline void apply_bench_knobs(Args& a, const View& w) {
   }
   if (w.max_stages > 0) a.max_stages = w.max_stages;
   if (w.no_cluster) a.allow_cluster = 0;
-  a.l2_ahead = w.l2_ahead;
   a.direct0_off = w.no_direct0 ? 1 : 0;
   if constexpr (std::is_same_v<View, PackedView>) {
     a.xring_req = w.xring;

@@ -139,7 +139,6 @@ struct PackedView {
   unsigned long long* trace = nullptr;  // bench only (skinny_family.cuh Args::trace); null everywhere else
   int max_stages = 0;                // bench only: ring depth cap if > 0
   bool no_cluster = false;           // bench only: never reduce split K through a cluster
-  int l2_ahead = 0;                  // bench only: L2 prefetch distance of the producer in groups (skinny_family.cuh)
   bool no_direct0 = false;           // bench only: the ring carries every group (skinny_family.cuh Args::direct0)
   int xring = 0;                     // x through the ring (skinny_family.cuh use_xring): 0 = the launcher's rule,
                                      // 1 = wherever it applies, -1 = never (bench A/B)
@@ -186,7 +185,6 @@ struct HiLoView {
   unsigned long long* trace = nullptr;  // bench only (skinny_family.cuh Args::trace); null everywhere else
   int max_stages = 0;                // bench only: ring depth cap if > 0
   bool no_cluster = false;           // bench only: never reduce split K through a cluster
-  int l2_ahead = 0;                  // bench only: L2 prefetch distance of the producer in groups (skinny_family.cuh)
   bool no_direct0 = false;           // bench only: the ring carries every group (skinny_family.cuh Args::direct0)
 };
 

@@ -111,8 +111,6 @@ struct Args {
   int x4d = 0;                       // kXR: x's map is xtma_map's (one TMA per stage for every k warp's box), else
                                      // bf16_tensor_map's (one 2-D box per k warp)
   int xbox_req = 0;                  // PackedView::xbox (bench A/B; 0 in the library's calls)
-  int l2_ahead = 0;                  // the producer prefetches each warp's group i + l2_ahead into L2 when it reaches
-                                     // stage i (0: none; bench knob, perf-notes step 164)
   int xbox_rows = 0;                 // kXR: token rows of a box (8 NT; the call's m where a single chunk holds fewer,
                                      // so that no box row is out of bounds: perf-notes step 132)
 };
@@ -742,11 +740,6 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
     uint32_t pph = 0;
     for (int i = d0; i < n_iter; ++i) {
       if ((diag & 8192) && i >= S + d0) break;  // (bench, compute alone: one round of copies, never reused)
-      if (i + a.l2_ahead < pn && a.l2_ahead > 0) {  // (before the slot wait: the prefetch does not wait for it)
-#pragma unroll
-        for (int t = 0; t < T; ++t)
-          bulk_prefetch_l2(Src::term(a, t) + (pg + i + a.l2_ahead) * Src::kTermBytes, Src::kTermBytes);
-      }
       const unsigned act = __ballot_sync(0xFFFFFFFFu, i < pn);
       const unsigned xact = kXR ? __ballot_sync(0xFFFFFFFFu, i < xpn) : 0u;
       if (lane == 0) {
