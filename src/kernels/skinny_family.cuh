@@ -1199,7 +1199,8 @@ constexpr size_t kXRingMinBytes2 = 12 * 1024, kXRingMinBytes1 = 40 * 1024;
 // The x ring's depth (unless the bench caps it): 4 stages measured 0.3-0.4 us faster than the 5-6 that fit.
 constexpr int kXRingStages = 4;
 inline bool use_xring(const Args& a, int nt, bool two_per_sm) {
-  if (nt > 4 || a.cs != 1 || !a.xvec || a.gpw < 2 || a.xring_req < 0) return false;
+  if (nt > 4 || !a.xvec || a.gpw < 2 || a.xring_req < 0) return false;
+  if (a.cs != 1 && a.xring_req <= 0) return false;  // (split K with x through the ring: asked for only, step 165)
   const int k_cta = a.wk * a.gpw * 64;
   const size_t xb = nt == 1   ? x_smem_bytes<1>(k_cta, a.m)
                     : nt == 2 ? x_smem_bytes<2>(k_cta, a.m)
@@ -1322,10 +1323,14 @@ void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr) {
     RelaxedCapture relaxed;
     check(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024), "smem attribute");
     check(cudaFuncSetAttribute(kern_c, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024), "smem attribute");
-    if constexpr (kXrOk)
+    if constexpr (kXrOk) {
       check(cudaFuncSetAttribute(skinny_kernel<Src, NT, MAXT, MINB, false, kBench, true>,
                                  cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024),
             "smem attribute");
+      check(cudaFuncSetAttribute(skinny_kernel<Src, NT, MAXT, MINB, true, kBench, true>,
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024),
+            "smem attribute");
+    }
     return true;
   }();
   (void)attrs;
@@ -1355,10 +1360,27 @@ void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr) {
                             "{} allocated: PrepareOptions::max_m?)", need.floats, need.counters, a.ws_cap, a.cnt_cap));
   const unsigned threads = static_cast<unsigned>((warps + 1 + kExcWarps) * 32);
   if constexpr (kXrOk) {
-    if (xr) {  // (no split K: no cluster, no workspace)
-      if (a.stages < 1 || a.cs != 1) throw Error("solgemm: skinny launch: x through the ring needs a ring and cs = 1");
+    if (xr && a.cs == 1) {  // (no split K: no cluster, no workspace)
+      if (a.stages < 1) throw Error("solgemm: skinny launch: x through the ring needs a ring");
       skinny_kernel<Src, NT, MAXT, MINB, false, kBench, true><<<grid, threads, smem, stream>>>(a, xm);
       check(cudaGetLastError(), "skinny launch (x ring)");
+      return;
+    }
+    if (xr) {  // split K with x through the ring (step 165): clusters of cs CTAs only, the whole grid at once
+      auto kern_cx = skinny_kernel<Src, NT, MAXT, MINB, true, kBench, true>;
+      LaunchCfg ccfg(grid, static_cast<int>(threads), smem, nullptr, false, a.cs);
+      int max_clusters = 0;
+      {
+        RelaxedCapture relaxed;
+        if (a.stages < 1 || a.cs > 8 || cudaOccupancyMaxActiveClusters(&max_clusters, kern_cx, &ccfg.lc) != cudaSuccess)
+          max_clusters = 0;
+        cudaGetLastError();
+      }
+      if (static_cast<int64_t>(max_clusters) * a.cs < static_cast<int64_t>(grid.x) * grid.y)
+        throw Error(fmt::format("solgemm: skinny launch: split K {} with x through the ring needs the whole grid as "
+                                "clusters at once ({} clusters fit)", a.cs, max_clusters));
+      ccfg.lc.stream = stream;
+      check(cudaLaunchKernelEx(&ccfg.lc, kern_cx, a, xm), "skinny cluster launch (x ring)");
       return;
     }
   }
