@@ -10,7 +10,8 @@
 // cuBLAS (BF16) or the plan's layout (router) before it is timed.
 //
 // Layouts in one K-order class sum K in the same order (the same k slices, summed by the same association: all
-// in sequence when split_k == 1 or wk == 1, else the wk warps of each CTA first), so a shape may switch between
+// in sequence when split_k == 1 or wk == 1 or for a pair run as a cluster (split_k 2, Args::seq), else the wk warps
+// of each CTA first), so a shape may switch between
 // them with m and stay batch invariant (docs/kernels.md); the table names each layout's class.
 //
 // BF16 shapes also get one "stream" row per m: the stream family (raw BF16 weights by TMA into wgmma) at its plan
@@ -56,7 +57,8 @@ std::string lstr(const Layout& l) {
 std::vector<Layout> given_layouts() { return env_layouts("TUNE_LAYOUTS", "tune_plan"); }
 // The K-order class (see the header comment).
 std::string kclass(const Layout& l) {
-  if (l.cs == 1 || l.wk == 1) return fmt::format("seq {}x{}", l.cs * l.wk, l.gpw);
+  // (pairs run as clusters sum as one sequence: skinny_family.cuh Args::seq, perf-notes step 165)
+  if (l.cs == 1 || l.wk == 1 || (l.cs == 2 && !l.nc)) return fmt::format("seq {}x{}", l.cs * l.wk, l.gpw);
   return fmt::format("{}x({}x{})", l.cs, l.wk, l.gpw);
 }
 

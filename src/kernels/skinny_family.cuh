@@ -88,6 +88,9 @@ struct Args {
   unsigned long long* cnt64 = nullptr;  // the shared tail's counters (SplitWs::cnt64; null: last-arrival tail)
   size_t tiles64 = 0;
   int dist = 0;                      // set by launch: cooperative launch, every CTA sums 1/cs of its tile
+  int seq = 0;                       // set by launch (clusters of 2, one-term sources): the pair's k warps summed as
+                                     // one sequence by its first CTA, as one CTA of 2 wk warps would (perf-notes
+                                     // step 165); that CTA also corrects the exceptions of the pair's whole k range
   int stages = 1;                    // weight ring depth (set by launch from the shared-memory budget); 0 = direct
   int direct0 = 0;                   // ring mode: group 0 of every warp by plain loads at entry (set by launch)
   int direct0_off = 0;               // bench: 1 = never
@@ -384,10 +387,12 @@ constexpr bool x_phases_ok() {
 struct ExcBounds {
   uint32_t lo = 0, hi = 0;
 };
-// The CTA's k groups [x, y) (split crank).
+// The k groups [x, y) whose exceptions the CTA corrects: its own (split crank); with Args::seq the first CTA of the
+// cluster takes the whole cluster's k range and the others none.
 __device__ __forceinline__ int2 cta_k_groups(const Args& a, int crank) {
   const int kg0 = crank * a.wk * a.gpw;
-  return make_int2(kg0, min(kg0 + a.wk * a.gpw, a.k_groups));
+  const int span = a.seq ? (crank == 0 ? a.cs : 0) : 1;
+  return make_int2(kg0, min(kg0 + span * a.wk * a.gpw, a.k_groups));
 }
 __device__ __forceinline__ ExcBounds exception_bounds(const Args& a, int rblock, int crank, int lane) {
   ExcBounds r;
@@ -597,7 +602,13 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   const uint32_t xbars = bars + 8u * (2 * kMaxStages);
   // Cluster split-K tail by push (see the reduction): the peers' shares land in this CTA's ring, which must hold
   // the whole tile (cs shares); otherwise the tail pulls after a cluster barrier.
-  const bool push = kCluster && S > 0 && S * warps * kSlot >= a.rt_cta * NT * 128 * 4;
+  // (one-term sources, which may take Args::seq: from the kernel's parameters each time, since a flag kept live across
+  // the main loop spilled the 64-register variants; the multi-term ones as before, which spill the other way)
+  const bool push_mt = Src::kTerms > 1 && kCluster && S > 0 && S * warps * kSlot >= a.rt_cta * NT * 128 * 4;
+  auto push_tail = [&] {
+    if constexpr (Src::kTerms > 1) return push_mt;
+    return kCluster && !a.seq && a.stages > 0 && a.stages * a.rt_cta * a.wk * kSlot >= a.rt_cta * NT * 128 * 4;
+  };
 
   // 1. Barriers (ring mode).
   if (S > 0) {  // (direct mode: no barriers, nothing to wait for before the loads)
@@ -607,7 +618,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
         mbar_init(bars + 8u * (S + q), static_cast<unsigned>(warps));
       }
       for (int p = 0; p < XP; ++p) mbar_init(xbars + 8u * p, static_cast<unsigned>(nthr_c));
-      if (push) {  // the peers' shares of my tile slice arrive on it (cs - 1 of them)
+      if (push_tail()) {  // the peers' shares of my tile slice arrive on it (cs - 1 of them)
         mbar_init(bars + 8u * kRecvBar, 1);
         mbar_arrive_expect_tx(bars + 8u * kRecvBar,
                               static_cast<uint32_t>((a.cs - 1) * (a.rt_cta * NT * 128 / a.cs) * 4));
@@ -917,7 +928,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   // into the MMAs before the barrier above); `.release` made every thread wait at a GPU-scope MEMBAR first (SASS:
   // MEMBAR.ALL.GPU before UCGABAR_ARV), behind the weight stream's traffic (perf-notes step 116). The data the peers
   // push is ordered by the receive mbarrier's complete_tx, not by this barrier.
-  if (push) asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+  if (push_tail()) asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
   if (trace && threadIdx.x == 0 && !(diag & kNoLoopStamp)) stamp(trace, 3);
   if ((diag & 8192) && S > 0) {  // bench: the loop ran without waiting for its data; let the copies land now
     for (int s = 0; s < min(S, n_iter - d0); ++s) mbar_wait(bars + 8u * s, 0u);  // (the one round of copies)
@@ -937,8 +948,9 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   __syncthreads();
   tail_stamp(trace, diag, warp, 2);
   const int tile = a.rt_cta * NT * 128;  // elements (rtl, nt, c, lane) of the CTA's output tile
-  if (a.wk > 1 || Src::kExc) {  // float4 at a time (the tile is a multiple of 128 floats): the k warps' partials in
-                                // order, then (Dec12) the exception warp's corrections: (P + dp) + dw
+  if ((a.wk > 1 || Src::kExc) && !(kCluster && a.seq)) {  // float4 at a time (the tile is a multiple of 128 floats):
+                                // the k warps' partials in order, then (Dec12) the exception warp's corrections:
+                                // (P + dp) + dw (Args::seq: in the cluster tail below instead)
     float4* part4 = reinterpret_cast<float4*>(part);
     const float4* dl4 = reinterpret_cast<const float4*>(smem + a.dl_off);
     for (int e = threadIdx.x; e < tile / 4; e += nthreads) {
@@ -999,13 +1011,83 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
     uint32_t rank;  // == crank (the cluster is the tile's cs CTAs), read again rather than kept live (spills)
     asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
     const int crank = static_cast<int>(rank);
+    if constexpr (Src::kTerms == 1) {
+      if (a.seq) {
+        // Args::seq: the cluster's k warps as one sequence (k ascending), as one CTA of cs wk warps adds them: CTA 0
+        // sums its own warps' partials, then each peer's in split order (read from the peer's shared memory after a
+        // cluster barrier), then its corrections for the whole cluster's k range, (P + dp) + dw, and writes the tile;
+        // the peers wait at a second cluster barrier until it has read them.
+        namespace cg = cooperative_groups;
+        cg::cluster_group cl = cg::this_cluster();
+        cl.sync();
+        if (crank == 0) {
+          const uint32_t part_s = smem_u32(part);
+          const float4* part4 = reinterpret_cast<const float4*>(part);
+          const float4* dl4 = reinterpret_cast<const float4*>(smem + a.dl_off);
+          const int nw = (a.cs - 1) * a.wk;  // the peers' warp partials, in split and k-warp order
+          for (int e = threadIdx.x; e < tile / 4; e += nthreads) {
+            float4 v = part4[e];
+            for (int w = 1; w < a.wk; ++w) {
+              const float4 u = part4[w * (tile / 4) + e];
+              v.x += u.x;
+              v.y += u.y;
+              v.z += u.z;
+              v.w += u.w;
+            }
+            for (int j0 = 0; j0 < nw; j0 += 4) {  // 4 peer loads in flight, added in order
+              float4 u[4];
+#pragma unroll
+              for (int j = 0; j < 4; ++j)
+                if (j0 + j < nw) {
+                  const int q = 1 + (j0 + j) / a.wk, w = (j0 + j) % a.wk;
+                  uint32_t ra;
+                  asm("mapa.shared::cluster.u32 %0, %1, %2;\n"
+                      : "=r"(ra)
+                      : "r"(part_s + 16u * static_cast<uint32_t>(w * (tile / 4) + e)), "r"(q));
+                  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+                               : "=f"(u[j].x), "=f"(u[j].y), "=f"(u[j].z), "=f"(u[j].w)
+                               : "r"(ra));
+                }
+#pragma unroll
+              for (int j = 0; j < 4; ++j)
+                if (j0 + j < nw) {
+                  v.x += u[j].x;
+                  v.y += u[j].y;
+                  v.z += u[j].z;
+                  v.w += u[j].w;
+                }
+            }
+            if constexpr (Src::kExc) {
+              const float4 p = dl4[e], q = dl4[tile / 4 + e];
+              v.x = (v.x + p.x) + q.x;
+              v.y = (v.y + p.y) + q.y;
+              v.z = (v.z + p.z) + q.z;
+              v.w = (v.w + p.w) + q.w;
+            }
+            const float vv[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+              const int2 pos = tile_pos(4 * e + j);
+              if (pos.y < mc && row0 + pos.x < a.rows)
+                store_out(out, static_cast<int64_t>(tok0 + pos.y) * a.rows + row0 + pos.x, vv[j]);
+            }
+          }
+        }
+        if (trace && threadIdx.x == 0) {
+          stamp(trace, 6);
+          stamp_flag(trace, 3ull);
+        }
+        cl.sync();
+        return;
+      }
+    }
     // The cs CTAs of this tile are one cluster (launch checked that the whole grid fits at once); CTA q sums
     // share q (1/cs of the tile's elements) in split order (the same additions as the workspace path) and
     // writes it. Push (ring mode, the ring holds the tile): once every CTA has left its main loop (the cluster
     // barrier armed there), each pushes its values of every peer's share into that peer's (free) ring with
     // st.async, completing on the peer's receive mbarrier, and waits only for its own share's data: no barrier
     // after the reads (perf-notes step 32).
-    if (push) {
+    if (push_tail()) {
       const int sh = tile / a.cs, nv = sh / 4;  // share: a multiple of 16 floats (tile = 128 rt NT, cs <= 8)
       const uint32_t recv = smem_u32(smem) + static_cast<uint32_t>(ring_off);  // [cs][sh] floats
       const uint32_t rbar = bars + 8u * kRecvBar;
@@ -1200,7 +1282,7 @@ constexpr size_t kXRingMinBytes2 = 12 * 1024, kXRingMinBytes1 = 40 * 1024;
 constexpr int kXRingStages = 4;
 inline bool use_xring(const Args& a, int nt, bool two_per_sm) {
   if (nt > 4 || !a.xvec || a.gpw < 2 || a.xring_req < 0) return false;
-  if (a.cs != 1 && a.xring_req <= 0) return false;  // (split K with x through the ring: asked for only, step 165)
+  if (a.cs > 2 && a.xring_req <= 0) return false;  // (split K: pairs only unless asked; perf-notes steps 127, 165)
   const int k_cta = a.wk * a.gpw * 64;
   const size_t xb = nt == 1   ? x_smem_bytes<1>(k_cta, a.m)
                     : nt == 2 ? x_smem_bytes<2>(k_cta, a.m)
@@ -1311,6 +1393,27 @@ inline SmemPlan smem_plan(const Args& a, bool xr, int64_t sms) {
   return p;
 }
 
+// Max active clusters of cs CTAs of `kernel` at this grid, block and shared memory: asked once per (kernel, shared
+// memory, threads, cs), then cached (0 if the query fails).
+template <class Kern>
+int max_clusters(Kern kernel, dim3 grid, unsigned threads, size_t smem, int cs) {
+  static std::mutex mu;
+  static std::map<std::tuple<const void*, size_t, unsigned, int>, int> fits;
+  std::lock_guard<std::mutex> lock(mu);
+  const auto key = std::make_tuple(reinterpret_cast<const void*>(kernel), smem, threads, cs);
+  auto it = fits.find(key);
+  if (it != fits.end()) return it->second;
+  RelaxedCapture relaxed;
+  LaunchCfg ccfg(grid, static_cast<int>(threads), smem, nullptr, false, cs);
+  int n = 0;
+  if (cudaOccupancyMaxActiveClusters(&n, kernel, &ccfg.lc) != cudaSuccess) {
+    cudaGetLastError();
+    n = 0;
+  }
+  fits.emplace(key, n);
+  return n;
+}
+
 // One launch: grid (cs * row blocks, token chunks), rt_cta * wk compute warps + 1 producer warp; clusters of cs
 // CTAs when the whole grid fits at once (split K through DSMEM), else none (split K through the workspace).
 // xmap: x's tensor map where use_xring says so (x through the ring), else null.
@@ -1366,53 +1469,33 @@ void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr) {
       check(cudaGetLastError(), "skinny launch (x ring)");
       return;
     }
-    if (xr) {  // split K with x through the ring (step 165): clusters of cs CTAs only, the whole grid at once
+    if (xr) {  // split K with x through the ring (pairs, perf-notes step 165): as clusters where the whole grid fits at
+               // once (the pair sums as one sequence, Args::seq), else through the workspace (last arrival sums)
       auto kern_cx = skinny_kernel<Src, NT, MAXT, MINB, true, kBench, true>;
-      LaunchCfg ccfg(grid, static_cast<int>(threads), smem, nullptr, false, a.cs);
-      int max_clusters = 0;
-      {
-        RelaxedCapture relaxed;
-        if (a.stages < 1 || a.cs > 8 || cudaOccupancyMaxActiveClusters(&max_clusters, kern_cx, &ccfg.lc) != cudaSuccess)
-          max_clusters = 0;
-        cudaGetLastError();
+      if (a.stages < 1) throw Error("solgemm: skinny launch: x through the ring needs a ring");
+      if (a.cs <= 8 && a.allow_cluster &&
+          static_cast<int64_t>(max_clusters(kern_cx, grid, threads, smem, a.cs)) * a.cs >=
+              static_cast<int64_t>(grid.x) * grid.y) {
+        a.seq = (Src::kTerms == 1 && a.cs == 2) ? 1 : 0;
+        LaunchCfg ccfg(grid, static_cast<int>(threads), smem, stream, false, a.cs);
+        check(cudaLaunchKernelEx(&ccfg.lc, kern_cx, a, xm), "skinny cluster launch (x ring)");
+        return;
       }
-      if (static_cast<int64_t>(max_clusters) * a.cs < static_cast<int64_t>(grid.x) * grid.y)
-        throw Error(fmt::format("solgemm: skinny launch: split K {} with x through the ring needs the whole grid as "
-                                "clusters at once ({} clusters fit)", a.cs, max_clusters));
-      ccfg.lc.stream = stream;
-      check(cudaLaunchKernelEx(&ccfg.lc, kern_cx, a, xm), "skinny cluster launch (x ring)");
+      skinny_kernel<Src, NT, MAXT, MINB, false, kBench, true><<<grid, threads, smem, stream>>>(a, xm);
+      check(cudaGetLastError(), "skinny launch (x ring, split K through the workspace)");
       return;
     }
   }
   // Split K with cs <= 8: if the whole grid fits on the GPU at once as clusters of cs CTAs, reduce through
   // distributed shared memory instead of the workspace (no global round trips). The answer depends on the
   // kernel, its shared memory, the block and cluster size: asked once, then cached.
-  if (a.cs > 1 && a.cs <= 8 && a.allow_cluster) {
-    LaunchCfg ccfg(grid, static_cast<int>(threads), smem, nullptr, false, a.cs);  // (stream set for the launch only)
-    cudaLaunchConfig_t& lc = ccfg.lc;
-    static std::mutex mu;
-    static std::map<std::tuple<size_t, unsigned, int>, int> fits;  // (smem, threads, cs) -> max active clusters
-    int max_clusters = 0;
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      const auto key = std::make_tuple(smem, threads, a.cs);
-      auto it = fits.find(key);
-      if (it == fits.end()) {
-        RelaxedCapture relaxed;
-        if (cudaOccupancyMaxActiveClusters(&max_clusters, kern_c, &lc) != cudaSuccess) {
-          cudaGetLastError();
-          max_clusters = 0;
-        }
-        fits.emplace(key, max_clusters);
-      } else {
-        max_clusters = it->second;
-      }
-    }
-    if (static_cast<int64_t>(max_clusters) * a.cs >= static_cast<int64_t>(grid.x) * grid.y) {
-      lc.stream = stream;
-      check(cudaLaunchKernelEx(&lc, kern_c, a, xm), "skinny cluster launch");
-      return;
-    }
+  if (a.cs > 1 && a.cs <= 8 && a.allow_cluster &&
+      static_cast<int64_t>(max_clusters(kern_c, grid, threads, smem, a.cs)) * a.cs >=
+          static_cast<int64_t>(grid.x) * grid.y) {
+    a.seq = (Src::kTerms == 1 && a.cs == 2) ? 1 : 0;  // (pairs: one sequence, perf-notes step 165)
+    LaunchCfg ccfg(grid, static_cast<int>(threads), smem, stream, false, a.cs);
+    check(cudaLaunchKernelEx(&ccfg.lc, kern_c, a, xm), "skinny cluster launch");
+    return;
   }
   // Split K through the workspace: when the whole grid is resident at once (asked once per kernel, shared memory
   // and block size), one cooperative launch whose CTAs share the tail (Args::dist); else the last arrival of each
