@@ -397,8 +397,8 @@ TEST(Skinny, XRingEqualsStagedX) {
     int64_t n, k, rows;
     int rt, wk, gpw, cs = 1;
   };
-  // (cs 2: the pooler's pair at 17..32 tokens, a cluster summing as one sequence, perf-notes step 165; and an odd
-  // shape whose second CTA has fewer groups)
+  // (cs 2: the pooler's pair at 17..32 tokens, a cluster summing as one sequence (Config::k_seq), perf-notes step 165;
+  // and an odd shape whose second CTA has fewer groups)
   for (const S s : {S{4096, 8192, 4096, 1, 8, 16}, S{8192, 4096, 8192, 2, 4, 16}, S{2048, 4160, 2000, 2, 4, 17},
                     S{8192, 4096, 1000, 2, 4, 16}, S{4096, 8192, 4096, 2, 8, 16}, S{8192, 4096, 8192, 4, 4, 16},
                     S{4096, 8192, 4096, 2, 4, 16, 2}, S{2048, 4160, 2000, 2, 4, 9, 2}}) {
@@ -425,7 +425,7 @@ TEST(Skinny, XRingEqualsStagedX) {
     Dev<uint16_t> out(total);
     for (int m : {1, 3, 8, 9, 13, 16, 17, 24, 32}) {
       SCOPED_TRACE("m=" + std::to_string(m));
-      const solgemm::Config cfg = solgemm::layout_config(s.cs, s.rt, s.wk, s.gpw, m <= 8 ? 1 : m <= 16 ? 2 : 4);
+      const solgemm::Config cfg = solgemm::layout_config(s.cs, s.rt, s.wk, s.gpw, m <= 8 ? 1 : m <= 16 ? 2 : 4, s.cs > 1);
       std::vector<uint16_t> o[2];
       for (int j = 0; j < 2; ++j) {
         v.xring = j ? 1 : -1;
@@ -481,7 +481,7 @@ TEST(Skinny, XRingStaleRowsNeverReachOutput) {
     const size_t total = static_cast<size_t>(kTok * s.n + kGuard);
     Dev<uint16_t> out(total);
     auto call = [&](const __nv_bfloat16* xp, int m, std::vector<uint16_t>* res) {
-      const solgemm::Config cfg = solgemm::layout_config(s.cs, s.rt, s.wk, s.gpw, m <= 8 ? 1 : m <= 16 ? 2 : 4);
+      const solgemm::Config cfg = solgemm::layout_config(s.cs, s.rt, s.wk, s.gpw, m <= 8 ? 1 : m <= 16 ? 2 : 4, s.cs > 1);
       SKT_CK(cudaMemset(out.p, 0xFF, total * 2));
       solgemm::kernels::launch_skinny(cfg, v, xp, m, reinterpret_cast<__nv_bfloat16*>(out.p), s.n, nullptr);
       SKT_CK(cudaDeviceSynchronize());

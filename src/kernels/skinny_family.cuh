@@ -88,9 +88,11 @@ struct Args {
   unsigned long long* cnt64 = nullptr;  // the shared tail's counters (SplitWs::cnt64; null: last-arrival tail)
   size_t tiles64 = 0;
   int dist = 0;                      // set by launch: cooperative launch, every CTA sums 1/cs of its tile
-  int seq = 0;                       // set by launch (clusters of 2, one-term sources): the pair's k warps summed as
-                                     // one sequence by its first CTA, as one CTA of 2 wk warps would (perf-notes
-                                     // step 165); that CTA also corrects the exceptions of the pair's whole k range
+  int seq_req = 0;                   // Config::k_seq (make_args)
+  int seq = 0;                       // set by launch where seq_req and the cs CTAs run as one cluster (one-term
+                                     // sources): their k warps summed as one sequence by the first CTA, as one CTA of
+                                     // cs wk warps would (perf-notes step 165); that CTA also corrects the exceptions
+                                     // of the cluster's whole k range
   int stages = 1;                    // weight ring depth (set by launch from the shared-memory budget); 0 = direct
   int direct0 = 0;                   // ring mode: group 0 of every warp by plain loads at entry (set by launch)
   int direct0_off = 0;               // bench: 1 = never
@@ -137,6 +139,7 @@ inline Args make_args(const char* who, const Config& cfg, const __nv_bfloat16* x
   a.wk = cfg.wk;
   a.gpw = cfg.gpw;
   a.cs = cfg.split_k;
+  a.seq_req = cfg.k_seq ? 1 : 0;
   a.xvec = (k % 8 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0) ? 1 : 0;
   a.ws = split.ws;
   a.cnt = split.cnt;
@@ -391,7 +394,7 @@ struct ExcBounds {
 // cluster takes the whole cluster's k range and the others none.
 __device__ __forceinline__ int2 cta_k_groups(const Args& a, int crank) {
   const int kg0 = crank * a.wk * a.gpw;
-  const int span = a.seq ? (crank == 0 ? a.cs : 0) : 1;
+  const int span = a.seq ? (kg0 == 0 ? a.cs : 0) : 1;  // (kg0 == 0: crank == 0)
   return make_int2(kg0, min(kg0 + span * a.wk * a.gpw, a.k_groups));
 }
 __device__ __forceinline__ ExcBounds exception_bounds(const Args& a, int rblock, int crank, int lane) {
@@ -492,7 +495,7 @@ __device__ __forceinline__ void exception_warp(const Args& a, uint8_t* smem, Exc
 
 // kCluster: the cs CTAs of a tile are one thread-block cluster and reduce through distributed shared memory
 // (a separate instantiation, so that the workspace variant keeps its register allocation).
-// kXR: x through the ring (one-term sources, n_tiles <= 4; no split K): instead of staging
+// kXR: x through the ring (one-term sources, n_tiles <= 4; split K only for Config::k_seq layouts): instead of staging
 // the CTA's whole k range of x before the loop (x of m tokens x K at cs = 1: 128 KB at m = 8 for K = 8192), the
 // producer copies, with each stage's weight groups, every k warp's x box of that group (TMA, `xmap`: 64 k x 8 NT
 // tokens, 128B swizzle, tokens past m zero-filled, or boxes of a.xbox_rows = m rows whose slot rows past m keep stale
@@ -604,10 +607,12 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   // the whole tile (cs shares); otherwise the tail pulls after a cluster barrier.
   // (one-term sources, which may take Args::seq: from the kernel's parameters each time, since a flag kept live across
   // the main loop spilled the 64-register variants; the multi-term ones as before, which spill the other way)
+  // With Args::seq the ring of the cluster's first CTA must hold the peers' (cs - 1) wk warp partials instead.
   const bool push_mt = Src::kTerms > 1 && kCluster && S > 0 && S * warps * kSlot >= a.rt_cta * NT * 128 * 4;
   auto push_tail = [&] {
     if constexpr (Src::kTerms > 1) return push_mt;
-    return kCluster && !a.seq && a.stages > 0 && a.stages * a.rt_cta * a.wk * kSlot >= a.rt_cta * NT * 128 * 4;
+    return kCluster && a.stages > 0 &&
+           a.stages * a.rt_cta * a.wk * kSlot >= a.rt_cta * NT * 128 * 4 * (a.seq ? (a.cs - 1) * a.wk : 1);
   };
 
   // 1. Barriers (ring mode).
@@ -618,10 +623,12 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
         mbar_init(bars + 8u * (S + q), static_cast<unsigned>(warps));
       }
       for (int p = 0; p < XP; ++p) mbar_init(xbars + 8u * p, static_cast<unsigned>(nthr_c));
-      if (push_tail()) {  // the peers' shares of my tile slice arrive on it (cs - 1 of them)
+      if (push_tail()) {  // the peers' shares of my tile slice arrive on it (cs - 1 of them); with Args::seq the
+                          // peers' warp partials (on the first CTA; the others never wait on theirs)
+        const int tile_f = a.rt_cta * NT * 128;
         mbar_init(bars + 8u * kRecvBar, 1);
         mbar_arrive_expect_tx(bars + 8u * kRecvBar,
-                              static_cast<uint32_t>((a.cs - 1) * (a.rt_cta * NT * 128 / a.cs) * 4));
+                              static_cast<uint32_t>((a.cs - 1) * (a.seq ? a.wk * tile_f : tile_f / a.cs) * 4));
       }
       asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
@@ -1014,17 +1021,39 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
     if constexpr (Src::kTerms == 1) {
       if (a.seq) {
         // Args::seq: the cluster's k warps as one sequence (k ascending), as one CTA of cs wk warps adds them: CTA 0
-        // sums its own warps' partials, then each peer's in split order (read from the peer's shared memory after a
-        // cluster barrier), then its corrections for the whole cluster's k range, (P + dp) + dw, and writes the tile;
-        // the peers wait at a second cluster barrier until it has read them.
+        // sums its own warps' partials, then each peer's in split order, then its corrections for the whole cluster's
+        // k range, (P + dp) + dw, and writes the tile. Push (the ring holds the peers' partials): once every CTA has
+        // left its main loop, each peer puts its wk warp partials into CTA 0's ring with st.async (completing on
+        // CTA 0's receive mbarrier) and is done; else (pull) CTA 0 reads them after a cluster barrier.
+        const bool by_push = push_tail();
+        const float4* part4 = reinterpret_cast<const float4*>(part);
+        const uint32_t part_s = smem_u32(part);
+        const uint32_t recv = smem_u32(smem) + static_cast<uint32_t>(ring_off);  // [cs - 1][wk][tile] floats
+        const int nw = (a.cs - 1) * a.wk;  // the peers' warp partials, in split and k-warp order
         namespace cg = cooperative_groups;
-        cg::cluster_group cl = cg::this_cluster();
-        cl.sync();
+        if (by_push) {
+          asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+          if (crank != 0) {
+            uint32_t rb;
+            asm("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(rb) : "r"(bars + 8u * kRecvBar), "r"(0));
+            const uint32_t base = 16u * static_cast<uint32_t>((crank - 1) * a.wk * (tile / 4));
+            for (int j = threadIdx.x; j < a.wk * (tile / 4); j += nthreads) {
+              const float4 val = part4[j];
+              uint32_t ra;
+              asm("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(ra) : "r"(recv + base + 16u * j), "r"(0));
+              asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, %4}, [%5];\n"
+                           ::"r"(ra), "f"(val.x), "f"(val.y), "f"(val.z), "f"(val.w), "r"(rb)
+                           : "memory");
+            }
+            return;
+          }
+        } else {
+          cg::this_cluster().sync();
+        }
         if (crank == 0) {
-          const uint32_t part_s = smem_u32(part);
-          const float4* part4 = reinterpret_cast<const float4*>(part);
           const float4* dl4 = reinterpret_cast<const float4*>(smem + a.dl_off);
-          const int nw = (a.cs - 1) * a.wk;  // the peers' warp partials, in split and k-warp order
+          const float4* rv4 = reinterpret_cast<const float4*>(smem + ring_off);
+          if (by_push) mbar_wait(bars + 8u * kRecvBar, 0);  // (the peers' partials have landed)
           for (int e = threadIdx.x; e < tile / 4; e += nthreads) {
             float4 v = part4[e];
             for (int w = 1; w < a.wk; ++w) {
@@ -1034,28 +1063,25 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
               v.z += u.z;
               v.w += u.w;
             }
-            for (int j0 = 0; j0 < nw; j0 += 4) {  // 4 peer loads in flight, added in order
-              float4 u[4];
-#pragma unroll
-              for (int j = 0; j < 4; ++j)
-                if (j0 + j < nw) {
-                  const int q = 1 + (j0 + j) / a.wk, w = (j0 + j) % a.wk;
-                  uint32_t ra;
-                  asm("mapa.shared::cluster.u32 %0, %1, %2;\n"
-                      : "=r"(ra)
-                      : "r"(part_s + 16u * static_cast<uint32_t>(w * (tile / 4) + e)), "r"(q));
-                  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
-                               : "=f"(u[j].x), "=f"(u[j].y), "=f"(u[j].z), "=f"(u[j].w)
-                               : "r"(ra));
-                }
-#pragma unroll
-              for (int j = 0; j < 4; ++j)
-                if (j0 + j < nw) {
-                  v.x += u[j].x;
-                  v.y += u[j].y;
-                  v.z += u[j].z;
-                  v.w += u[j].w;
-                }
+#pragma unroll 1
+            for (int j = 0; j < nw; ++j) {  // the peers' partials in order (split, then k warp)
+              float4 u;
+              if (by_push) {
+                u = rv4[j * (tile / 4) + e];
+              } else {
+                const int q = 1 + j / a.wk, w = j % a.wk;
+                uint32_t ra;
+                asm("mapa.shared::cluster.u32 %0, %1, %2;\n"
+                    : "=r"(ra)
+                    : "r"(part_s + 16u * static_cast<uint32_t>(w * (tile / 4) + e)), "r"(q));
+                asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+                             : "=f"(u.x), "=f"(u.y), "=f"(u.z), "=f"(u.w)
+                             : "r"(ra));
+              }
+              v.x += u.x;
+              v.y += u.y;
+              v.z += u.z;
+              v.w += u.w;
             }
             if constexpr (Src::kExc) {
               const float4 p = dl4[e], q = dl4[tile / 4 + e];
@@ -1077,7 +1103,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
           stamp(trace, 6);
           stamp_flag(trace, 3ull);
         }
-        cl.sync();
+        if (!by_push) cg::this_cluster().sync();  // (pull: the peers stay until CTA 0 has read them)
         return;
       }
     }
@@ -1265,7 +1291,7 @@ template <class Src>
 inline size_t stage_bytes(const Args& a) { return static_cast<size_t>(a.rt_cta * a.wk) * Src::kLoads * 512; }
 
 // x through the ring (skinny_kernel's kXR): one-term sources (the skinny launches; the router's are two-term and never
-// ask), n_tiles <= 4 (xring_variant), no split K, a ring (gpw >= 2), x readable by TMA
+// ask), n_tiles <= 4 (xring_variant), no split K (or a Config::k_seq layout), a ring (gpw >= 2), x readable by TMA
 // (xvec). The launcher's rule (perf-notes steps 96, 133): from 2 tokens, where the staged x would take more than 12 KB in a CTA of the
 // 2-per-SM variant (its per-thread copies of x, every CTA's, land late and hold the first group back: the unpooler's
 // 2 x 4 x 16 layout at m = 3 17.6 us staged, 15.3 through the ring) or more than 40 KB in a 1-per-SM CTA (where the
@@ -1282,7 +1308,9 @@ constexpr size_t kXRingMinBytes2 = 12 * 1024, kXRingMinBytes1 = 40 * 1024;
 constexpr int kXRingStages = 4;
 inline bool use_xring(const Args& a, int nt, bool two_per_sm) {
   if (nt > 4 || !a.xvec || a.gpw < 2 || a.xring_req < 0) return false;
-  if (a.cs > 2 && a.xring_req <= 0) return false;  // (split K: pairs only unless asked; perf-notes steps 127, 165)
+  // (split K: where the layout sums as one sequence (Config::k_seq, the pooler's pair) or the bench asks; perf-notes
+  // steps 127, 165)
+  if (a.cs != 1 && !a.seq_req && a.xring_req <= 0) return false;
   const int k_cta = a.wk * a.gpw * 64;
   const size_t xb = nt == 1   ? x_smem_bytes<1>(k_cta, a.m)
                     : nt == 2 ? x_smem_bytes<2>(k_cta, a.m)
@@ -1469,14 +1497,15 @@ void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr) {
       check(cudaGetLastError(), "skinny launch (x ring)");
       return;
     }
-    if (xr) {  // split K with x through the ring (pairs, perf-notes step 165): as clusters where the whole grid fits at
-               // once (the pair sums as one sequence, Args::seq), else through the workspace (last arrival sums)
+    if (xr) {  // split K with x through the ring (perf-notes step 165): as clusters where the whole grid fits at once
+               // (with Config::k_seq summing as one sequence, Args::seq), else through the workspace (last arrival sums;
+               // then a k_seq layout's rows are not bitwise those of its one-CTA twin)
       auto kern_cx = skinny_kernel<Src, NT, MAXT, MINB, true, kBench, true>;
       if (a.stages < 1) throw Error("solgemm: skinny launch: x through the ring needs a ring");
       if (a.cs <= 8 && a.allow_cluster &&
           static_cast<int64_t>(max_clusters(kern_cx, grid, threads, smem, a.cs)) * a.cs >=
               static_cast<int64_t>(grid.x) * grid.y) {
-        a.seq = (Src::kTerms == 1 && a.cs == 2) ? 1 : 0;
+        a.seq = (Src::kTerms == 1 && a.seq_req) ? 1 : 0;
         LaunchCfg ccfg(grid, static_cast<int>(threads), smem, stream, false, a.cs);
         check(cudaLaunchKernelEx(&ccfg.lc, kern_cx, a, xm), "skinny cluster launch (x ring)");
         return;
@@ -1492,7 +1521,7 @@ void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr) {
   if (a.cs > 1 && a.cs <= 8 && a.allow_cluster &&
       static_cast<int64_t>(max_clusters(kern_c, grid, threads, smem, a.cs)) * a.cs >=
           static_cast<int64_t>(grid.x) * grid.y) {
-    a.seq = (Src::kTerms == 1 && a.cs == 2) ? 1 : 0;  // (pairs: one sequence, perf-notes step 165)
+    a.seq = (Src::kTerms == 1 && a.seq_req) ? 1 : 0;  // (Config::k_seq, perf-notes step 165)
     LaunchCfg ccfg(grid, static_cast<int>(threads), smem, stream, false, a.cs);
     check(cudaLaunchKernelEx(&ccfg.lc, kern_c, a, xm), "skinny cluster launch");
     return;
