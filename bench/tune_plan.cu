@@ -58,7 +58,7 @@ std::vector<Layout> given_layouts() { return env_layouts("TUNE_LAYOUTS", "tune_p
 // The K-order class (see the header comment).
 std::string kclass(const Layout& l) {
   // ("/sq" run as one cluster sums as one sequence: Config::k_seq, perf-notes step 165)
-  if (l.cs == 1 || l.wk == 1 || (l.k_seq && !l.nc)) return fmt::format("seq {}x{}", l.cs * l.wk, l.gpw);
+  if (l.cs == 1 || l.wk == 1 || (l.k_seq && l.cs == 2 && !l.nc)) return fmt::format("seq {}x{}", l.cs * l.wk, l.gpw);
   return fmt::format("{}x({}x{})", l.cs, l.wk, l.gpw);
 }
 

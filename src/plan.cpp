@@ -35,7 +35,7 @@ const char* to_string(Storage s) {
 
 Config layout_config(int split_k, int rt_cta, int wk, int gpw, int n_tiles, bool k_seq) {
   Config c;
-  c.k_seq = k_seq && split_k > 1;
+  c.k_seq = k_seq && split_k == 2;  // (pairs only)
   c.split_k = split_k;
   c.rt_cta = rt_cta;
   c.wk = wk;

@@ -100,8 +100,8 @@ namespace {
 
 // Two layouts sum K in the same order when they cut it into the same k slices (split_k x wk slices of gpw
 // groups) and add the slices with the same association: in one sequence when split_k == 1 or wk == 1 (a CTA's
-// k warps in order, or the CTAs in order) or k_seq (split CTAs run as one cluster: the first adds every CTA's k
-// warps in order: Config::k_seq), else each CTA's wk warps first, then the CTAs.
+// k warps in order, or the CTAs in order) or k_seq (a pair run as one cluster, its k warps added in order:
+// Config::k_seq), else each CTA's wk warps first, then the CTAs.
 bool same_k_order(const solgemm::Config& a, const solgemm::Config& b) {
   if (a.split_k * a.wk != b.split_k * b.wk || a.gpw != b.gpw) return false;
   auto seq = [](const solgemm::Config& c) { return c.split_k == 1 || c.wk == 1 || c.k_seq; };

@@ -39,8 +39,8 @@ struct Config {
   int rt_cta = 1;        // row tiles per CTA
   int wk = 1;            // warps along K per CTA
   int gpw = 1;           // 64-k groups per warp
-  bool k_seq = false;    // skinny, split_k > 1 run as one cluster: the split_k CTAs' k warps summed as one sequence, as
-                         // one CTA of split_k * wk warps would (the same bits); else each CTA's wk warps first
+  bool k_seq = false;    // skinny, split_k == 2 run as one cluster: the pair's k warps summed as one sequence, as one
+                         // CTA of 2 wk warps would (the same bits); else each CTA's wk warps first
   std::string str() const;
 };
 

@@ -60,8 +60,9 @@ constexpr int kXPhases = 4;                     // x staged in up to this many p
 // full[stages], empty[stages], xph[phases] and the cluster tail's receive mbarrier; a multiple of 128 bytes, so
 // that the ring after them stays 128-byte aligned (the runs with it at +288 bytes were ~0.4 us slower at m <= 8:
 // perf-notes step 25)
-constexpr int kBarBytes = ((2 * kMaxStages + kXPhases + 1) * 8 + 127) / 128 * 128;
+constexpr int kBarBytes = ((2 * kMaxStages + kXPhases + 2) * 8 + 127) / 128 * 128;
 constexpr int kRecvBar = 2 * kMaxStages + kXPhases;  // the cluster tail's receive mbarrier (split-K reduction)
+constexpr int kRecvBar1 = kRecvBar + 1;              // the one-sequence pair tail's second (Args::seq: CTA 1's)
 
 struct Args {
   const uint8_t* w0 = nullptr;       // data (packed) or hi (router)
@@ -89,10 +90,9 @@ struct Args {
   size_t tiles64 = 0;
   int dist = 0;                      // set by launch: cooperative launch, every CTA sums 1/cs of its tile
   int seq_req = 0;                   // Config::k_seq (make_args)
-  int seq = 0;                       // set by launch where seq_req and the cs CTAs run as one cluster (one-term
-                                     // sources): their k warps summed as one sequence by the first CTA, as one CTA of
-                                     // cs wk warps would (perf-notes step 165); that CTA also corrects the exceptions
-                                     // of the cluster's whole k range
+  int seq = 0;                       // set by launch where seq_req and a pair (cs = 2) runs as one cluster (one-term
+                                     // sources): its 2 wk k warps summed as one sequence, as one CTA of 2 wk warps
+                                     // would (perf-notes step 165), each CTA finishing half the tile
   int stages = 1;                    // weight ring depth (set by launch from the shared-memory budget); 0 = direct
   int direct0 = 0;                   // ring mode: group 0 of every warp by plain loads at entry (set by launch)
   int direct0_off = 0;               // bench: 1 = never
@@ -390,12 +390,11 @@ constexpr bool x_phases_ok() {
 struct ExcBounds {
   uint32_t lo = 0, hi = 0;
 };
-// The k groups [x, y) whose exceptions the CTA corrects: its own (split crank); with Args::seq the first CTA of the
-// cluster takes the whole cluster's k range and the others none.
+// The k groups [x, y) whose exceptions the CTA corrects: its own (split crank); with Args::seq (a pair) both CTAs
+// take the pair's whole k range (each finishes half of the tile with the whole corrections).
 __device__ __forceinline__ int2 cta_k_groups(const Args& a, int crank) {
-  const int kg0 = crank * a.wk * a.gpw;
-  const int span = a.seq ? (kg0 == 0 ? a.cs : 0) : 1;  // (kg0 == 0: crank == 0)
-  return make_int2(kg0, min(kg0 + span * a.wk * a.gpw, a.k_groups));
+  const int kg0 = a.seq ? 0 : crank * a.wk * a.gpw;
+  return make_int2(kg0, min(kg0 + (a.seq ? a.cs : 1) * a.wk * a.gpw, a.k_groups));
 }
 __device__ __forceinline__ ExcBounds exception_bounds(const Args& a, int rblock, int crank, int lane) {
   ExcBounds r;
@@ -612,7 +611,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   auto push_tail = [&] {
     if constexpr (Src::kTerms > 1) return push_mt;
     return kCluster && a.stages > 0 &&
-           a.stages * a.rt_cta * a.wk * kSlot >= a.rt_cta * NT * 128 * 4 * (a.seq ? (a.cs - 1) * a.wk : 1);
+           a.stages * a.rt_cta * a.wk * kSlot >= a.rt_cta * NT * 128 * 4 * (a.seq ? a.wk : 1);
   };
 
   // 1. Barriers (ring mode).
@@ -623,12 +622,11 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
         mbar_init(bars + 8u * (S + q), static_cast<unsigned>(warps));
       }
       for (int p = 0; p < XP; ++p) mbar_init(xbars + 8u * p, static_cast<unsigned>(nthr_c));
-      if (push_tail()) {  // the peers' shares of my tile slice arrive on it (cs - 1 of them); with Args::seq the
-                          // peers' warp partials (on the first CTA; the others never wait on theirs)
-        const int tile_f = a.rt_cta * NT * 128;
+      if (push_tail()) {  // the peers' shares of my tile slice arrive on it (their byte count is posted after the
+                          // main loop, before this CTA's cluster arrive); with Args::seq (a pair) CTA 0 receives on the
+                          // first, CTA 1 on the second
         mbar_init(bars + 8u * kRecvBar, 1);
-        mbar_arrive_expect_tx(bars + 8u * kRecvBar,
-                              static_cast<uint32_t>((a.cs - 1) * (a.seq ? a.wk * tile_f : tile_f / a.cs) * 4));
+        mbar_init(bars + 8u * kRecvBar1, 1);
       }
       asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
@@ -935,7 +933,18 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   // into the MMAs before the barrier above); `.release` made every thread wait at a GPU-scope MEMBAR first (SASS:
   // MEMBAR.ALL.GPU before UCGABAR_ARV), behind the weight stream's traffic (perf-notes step 116). The data the peers
   // push is ordered by the receive mbarrier's complete_tx, not by this barrier.
-  if (push_tail()) asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+  if (push_tail()) {
+    // What this CTA will receive (cs - 1 shares of the tile; with Args::seq, CTA 0 CTA 1's wk warp partials of half
+    // the tile, CTA 1 CTA 0's sum of the other half), posted before the arrive that lets the peers push.
+    if (threadIdx.x == 0) {
+      const int tile_f = a.rt_cta * NT * 128;
+      const bool first = !a.seq || crank == 0;
+      mbar_arrive_expect_tx(bars + 8u * (first ? kRecvBar : kRecvBar1),
+                            static_cast<uint32_t>(!a.seq ? (a.cs - 1) * (tile_f / a.cs) * 4
+                                                         : (crank == 0 ? a.wk : 1) * (tile_f / 2) * 4));
+    }
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+  }
   if (trace && threadIdx.x == 0 && !(diag & kNoLoopStamp)) stamp(trace, 3);
   if ((diag & 8192) && S > 0) {  // bench: the loop ran without waiting for its data; let the copies land now
     for (int s = 0; s < min(S, n_iter - d0); ++s) mbar_wait(bars + 8u * s, 0u);  // (the one round of copies)
@@ -1020,90 +1029,118 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
     const int crank = static_cast<int>(rank);
     if constexpr (Src::kTerms == 1) {
       if (a.seq) {
-        // Args::seq: the cluster's k warps as one sequence (k ascending), as one CTA of cs wk warps adds them: CTA 0
-        // sums its own warps' partials, then each peer's in split order, then its corrections for the whole cluster's
-        // k range, (P + dp) + dw, and writes the tile. Push (the ring holds the peers' partials): once every CTA has
-        // left its main loop, each peer puts its wk warp partials into CTA 0's ring with st.async (completing on
-        // CTA 0's receive mbarrier) and is done; else (pull) CTA 0 reads them after a cluster barrier.
+        // Args::seq (a pair): the pair's 2 wk k warps as one sequence (k ascending), as one CTA of 2 wk warps adds
+        // them, then the corrections of the pair's whole k range, (P + dp) + dw (each CTA's exception warp made them
+        // for the whole range). CTA 0 finishes the first half of the tile, CTA 1 the second: P = ((w0 + .. + w[wk-1])
+        // + w'0 + .. + w'[wk-1]) with w the CTA 0's warp partials and w' CTA 1's. Push (the rings hold what arrives):
+        // once both CTAs have left their main loops, CTA 0 puts its warps' sum of the second half into CTA 1's ring and
+        // CTA 1 its wk warp partials of the first half into CTA 0's (st.async, each completing on the receiver's own
+        // mbarrier); else (pull) each reads the other's shared memory after a cluster barrier.
         const bool by_push = push_tail();
+        const int h4 = tile / 8;  // float4s of half the tile
+        const int e0 = crank == 0 ? 0 : h4;
         const float4* part4 = reinterpret_cast<const float4*>(part);
-        const uint32_t part_s = smem_u32(part);
-        const uint32_t recv = smem_u32(smem) + static_cast<uint32_t>(ring_off);  // [cs - 1][wk][tile] floats
-        const int nw = (a.cs - 1) * a.wk;  // the peers' warp partials, in split and k-warp order
+        const float4* rv4 = reinterpret_cast<const float4*>(smem + ring_off);
+        const uint32_t part_s = smem_u32(part), recv = smem_u32(smem) + static_cast<uint32_t>(ring_off);
+        const float4* dl4 = reinterpret_cast<const float4*>(smem + a.dl_off);
         namespace cg = cooperative_groups;
+        auto add4 = [](float4& v, const float4& u) {
+          v.x += u.x;
+          v.y += u.y;
+          v.z += u.z;
+          v.w += u.w;
+        };
+        auto own_sum = [&](int e) {  // this CTA's k warps in order
+          float4 v = part4[e];
+          for (int w = 1; w < a.wk; ++w) add4(v, part4[w * (tile / 4) + e]);
+          return v;
+        };
         if (by_push) {
           asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-          if (crank != 0) {
-            uint32_t rb;
-            asm("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(rb) : "r"(bars + 8u * kRecvBar), "r"(0));
-            const uint32_t base = 16u * static_cast<uint32_t>((crank - 1) * a.wk * (tile / 4));
-            for (int j = threadIdx.x; j < a.wk * (tile / 4); j += nthreads) {
-              const float4 val = part4[j];
-              uint32_t ra;
-              asm("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(ra) : "r"(recv + base + 16u * j), "r"(0));
-              asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, %4}, [%5];\n"
-                           ::"r"(ra), "f"(val.x), "f"(val.y), "f"(val.z), "f"(val.w), "r"(rb)
-                           : "memory");
-            }
-            return;
+          const int peer = crank ^ 1;
+          uint32_t rb;
+          asm("mapa.shared::cluster.u32 %0, %1, %2;\n"
+              : "=r"(rb)
+              : "r"(bars + 8u * (crank == 0 ? kRecvBar1 : kRecvBar)), "r"(peer));
+          // CTA 0: the sum of its warps over the second half -> CTA 1's ring [h4]; CTA 1: its warps' partials of the
+          // first half -> CTA 0's ring [wk][h4]
+          const int n_out = crank == 0 ? h4 : a.wk * h4;
+          for (int j = threadIdx.x; j < n_out; j += nthreads) {
+            const float4 val = crank == 0 ? own_sum(h4 + j) : part4[(j / h4) * (tile / 4) + j % h4];
+            uint32_t ra;
+            asm("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(ra) : "r"(recv + 16u * j), "r"(peer));
+            asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, %4}, [%5];\n"
+                         ::"r"(ra), "f"(val.x), "f"(val.y), "f"(val.z), "f"(val.w), "r"(rb)
+                         : "memory");
           }
+          mbar_wait(bars + 8u * (crank == 0 ? kRecvBar : kRecvBar1), 0);
         } else {
           cg::this_cluster().sync();
         }
-        if (crank == 0) {
-          const float4* dl4 = reinterpret_cast<const float4*>(smem + a.dl_off);
-          const float4* rv4 = reinterpret_cast<const float4*>(smem + ring_off);
-          if (by_push) mbar_wait(bars + 8u * kRecvBar, 0);  // (the peers' partials have landed)
-          for (int e = threadIdx.x; e < tile / 4; e += nthreads) {
-            float4 v = part4[e];
-            for (int w = 1; w < a.wk; ++w) {
-              const float4 u = part4[w * (tile / 4) + e];
-              v.x += u.x;
-              v.y += u.y;
-              v.z += u.z;
-              v.w += u.w;
-            }
+        // Finish this CTA's half: CTA 0 its own sum, then CTA 1's warps; CTA 1 CTA 0's sum, then its own warps.
+        for (int e = e0 + static_cast<int>(threadIdx.x); e < e0 + h4; e += nthreads) {
+          float4 v;
+          if (crank == 0) {
+            v = own_sum(e);
 #pragma unroll 1
-            for (int j = 0; j < nw; ++j) {  // the peers' partials in order (split, then k warp)
+            for (int w = 0; w < a.wk; ++w) {
               float4 u;
               if (by_push) {
-                u = rv4[j * (tile / 4) + e];
+                u = rv4[w * h4 + e];
               } else {
-                const int q = 1 + j / a.wk, w = j % a.wk;
                 uint32_t ra;
                 asm("mapa.shared::cluster.u32 %0, %1, %2;\n"
                     : "=r"(ra)
-                    : "r"(part_s + 16u * static_cast<uint32_t>(w * (tile / 4) + e)), "r"(q));
+                    : "r"(part_s + 16u * static_cast<uint32_t>(w * (tile / 4) + e)), "r"(1));
                 asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
                              : "=f"(u.x), "=f"(u.y), "=f"(u.z), "=f"(u.w)
                              : "r"(ra));
               }
-              v.x += u.x;
-              v.y += u.y;
-              v.z += u.z;
-              v.w += u.w;
+              add4(v, u);
             }
-            if constexpr (Src::kExc) {
-              const float4 p = dl4[e], q = dl4[tile / 4 + e];
-              v.x = (v.x + p.x) + q.x;
-              v.y = (v.y + p.y) + q.y;
-              v.z = (v.z + p.z) + q.z;
-              v.w = (v.w + p.w) + q.w;
+          } else {
+            if (by_push) {
+              v = rv4[e - h4];
+            } else {  // (CTA 0's warps, summed here in the same order)
+              uint32_t ra;
+              asm("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(ra) : "r"(part_s + 16u * static_cast<uint32_t>(e)), "r"(0));
+              asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+                           : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                           : "r"(ra));
+#pragma unroll 1
+              for (int w = 1; w < a.wk; ++w) {
+                float4 u;
+                asm("mapa.shared::cluster.u32 %0, %1, %2;\n"
+                    : "=r"(ra)
+                    : "r"(part_s + 16u * static_cast<uint32_t>(w * (tile / 4) + e)), "r"(0));
+                asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+                             : "=f"(u.x), "=f"(u.y), "=f"(u.z), "=f"(u.w)
+                             : "r"(ra));
+                add4(v, u);
+              }
             }
-            const float vv[4] = {v.x, v.y, v.z, v.w};
+            for (int w = 0; w < a.wk; ++w) add4(v, part4[w * (tile / 4) + e]);
+          }
+          if constexpr (Src::kExc) {
+            const float4 p = dl4[e], q = dl4[tile / 4 + e];
+            v.x = (v.x + p.x) + q.x;
+            v.y = (v.y + p.y) + q.y;
+            v.z = (v.z + p.z) + q.z;
+            v.w = (v.w + p.w) + q.w;
+          }
+          const float vv[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
-            for (int j = 0; j < 4; ++j) {
-              const int2 pos = tile_pos(4 * e + j);
-              if (pos.y < mc && row0 + pos.x < a.rows)
-                store_out(out, static_cast<int64_t>(tok0 + pos.y) * a.rows + row0 + pos.x, vv[j]);
-            }
+          for (int j = 0; j < 4; ++j) {
+            const int2 pos = tile_pos(4 * e + j);
+            if (pos.y < mc && row0 + pos.x < a.rows)
+              store_out(out, static_cast<int64_t>(tok0 + pos.y) * a.rows + row0 + pos.x, vv[j]);
           }
         }
         if (trace && threadIdx.x == 0) {
           stamp(trace, 6);
           stamp_flag(trace, 3ull);
         }
-        if (!by_push) cg::this_cluster().sync();  // (pull: the peers stay until CTA 0 has read them)
+        if (!by_push) cg::this_cluster().sync();  // (pull: each stays until the other has read it)
         return;
       }
     }
@@ -1505,7 +1542,7 @@ void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr) {
       if (a.cs <= 8 && a.allow_cluster &&
           static_cast<int64_t>(max_clusters(kern_cx, grid, threads, smem, a.cs)) * a.cs >=
               static_cast<int64_t>(grid.x) * grid.y) {
-        a.seq = (Src::kTerms == 1 && a.seq_req) ? 1 : 0;
+        a.seq = (Src::kTerms == 1 && a.seq_req && a.cs == 2) ? 1 : 0;
         LaunchCfg ccfg(grid, static_cast<int>(threads), smem, stream, false, a.cs);
         check(cudaLaunchKernelEx(&ccfg.lc, kern_cx, a, xm), "skinny cluster launch (x ring)");
         return;
@@ -1521,7 +1558,7 @@ void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr) {
   if (a.cs > 1 && a.cs <= 8 && a.allow_cluster &&
       static_cast<int64_t>(max_clusters(kern_c, grid, threads, smem, a.cs)) * a.cs >=
           static_cast<int64_t>(grid.x) * grid.y) {
-    a.seq = (Src::kTerms == 1 && a.seq_req) ? 1 : 0;  // (Config::k_seq, perf-notes step 165)
+    a.seq = (Src::kTerms == 1 && a.seq_req && a.cs == 2) ? 1 : 0;  // (Config::k_seq, perf-notes step 165)
     LaunchCfg ccfg(grid, static_cast<int>(threads), smem, stream, false, a.cs);
     check(cudaLaunchKernelEx(&ccfg.lc, kern_c, a, xm), "skinny cluster launch");
     return;
