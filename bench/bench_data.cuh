@@ -76,7 +76,7 @@ inline std::vector<int> int_list(const char* p) {
 // A skinny / router layout named on the command line: "csA/rtB/wkC/gD", optionally "/nc" (never a cluster: split K
 // through the workspace), "/lt" (that tail summed by each tile's last arrival), "/xr" or "/xs" (skinny: x through the
 // ring wherever it applies, or always staged; PackedView::xring), "/sN" (the ring capped at N stages), "/nd" (no first
-// group by plain loads), "/b4" "/be" "/b2" (the x ring's boxes: PackedView::xbox). It may cover more k groups than K has (the last k slices then hold fewer).
+// group by plain loads), "/b4" "/be" "/b2" (the x ring's boxes: PackedView::xbox), "/sq" (Config::k_seq). It may cover more k groups than K has (the last k slices then hold fewer).
 struct NamedLayout {
   int cs = 1, rt = 1, wk = 1, gpw = 1;
   bool nc = false, lt = false;
@@ -84,6 +84,7 @@ struct NamedLayout {
   int max_stages = 0;  // "/sN": the ring capped at N stages (0: the launcher's choice)
   bool no_direct0 = false;  // "/nd": every group through the ring (PackedView::no_direct0)
   int xbox = 0;  // "/b4", "/be", "/b2": the x ring's boxes (PackedView::xbox 1, 2, 3)
+  bool k_seq = false;  // "/sq": the split CTAs' k warps summed as one sequence (Config::k_seq)
 };
 // The comma-separated layouts in environment variable `var` (empty when unset); a malformed one ends the program
 // with a message naming `who` and `var`.
@@ -98,7 +99,7 @@ inline std::vector<NamedLayout> env_layouts(const char* var, const char* who) {
     const std::string t = s.substr(p, q - p);
     NamedLayout l;
     if (std::sscanf(t.c_str(), "cs%d/rt%d/wk%d/g%d", &l.cs, &l.rt, &l.wk, &l.gpw) != 4) {
-      std::fprintf(stderr, "%s: %s: '%s' is not csA/rtB/wkC/gD[/nc][/lt][/xr|/xs][/sN][/nd][/b4|/be|/b2]\n", who, var, t.c_str());
+      std::fprintf(stderr, "%s: %s: '%s' is not csA/rtB/wkC/gD[/nc][/lt][/xr|/xs][/sN][/nd][/b4|/be|/b2][/sq]\n", who, var, t.c_str());
       std::exit(2);
     }
     l.nc = t.find("/nc") != std::string::npos;
@@ -106,6 +107,7 @@ inline std::vector<NamedLayout> env_layouts(const char* var, const char* who) {
     l.xring = t.find("/xr") != std::string::npos ? 1 : t.find("/xs") != std::string::npos ? -1 : 0;
     if (const size_t sp = t.find("/s"); sp != std::string::npos) l.max_stages = std::atoi(t.c_str() + sp + 2);
     l.no_direct0 = t.find("/nd") != std::string::npos;
+    l.k_seq = t.find("/sq") != std::string::npos;
     l.xbox = t.find("/b4") != std::string::npos ? 1 : t.find("/be") != std::string::npos ? 2 : t.find("/b2") != std::string::npos ? 3 : 0;
     v.push_back(l);
     p = q + 1;

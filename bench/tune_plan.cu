@@ -10,7 +10,8 @@
 // cuBLAS (BF16) or the plan's layout (router) before it is timed.
 //
 // Layouts in one K-order class sum K in the same order (the same k slices, summed by the same association: all
-// in sequence when split_k == 1 or wk == 1, else the wk warps of each CTA first), so a shape may switch between
+// in sequence when split_k == 1 or wk == 1 or for a "/sq" layout run as one cluster (Config::k_seq), else the wk
+// warps of each CTA first), so a shape may switch between
 // them with m and stay batch invariant (docs/kernels.md); the table names each layout's class.
 //
 // BF16 shapes also get one "stream" row per m: the stream family (raw BF16 weights by TMA into wgmma) at its plan
@@ -46,17 +47,18 @@ using namespace bench;  // NOLINT: the shared timing and data helpers
 
 using Layout = NamedLayout;  // (bench_data.cuh; nc / lt only from TUNE_LAYOUTS)
 std::string lstr(const Layout& l) {
-  return fmt::format("cs{}/rt{}/wk{}/g{}{}{}{}{}{}{}", l.cs, l.rt, l.wk, l.gpw, l.nc ? "/nc" : "", l.lt ? "/lt" : "",
+  return fmt::format("cs{}/rt{}/wk{}/g{}{}{}{}{}{}{}{}", l.cs, l.rt, l.wk, l.gpw, l.nc ? "/nc" : "", l.lt ? "/lt" : "",
                      l.xring > 0 ? "/xr" : l.xring < 0 ? "/xs" : "",
                      l.max_stages > 0 ? fmt::format("/s{}", l.max_stages) : std::string(), l.no_direct0 ? "/nd" : "",
-                     l.xbox == 1 ? "/b4" : l.xbox == 2 ? "/be" : l.xbox == 3 ? "/b2" : "");
+                     l.xbox == 1 ? "/b4" : l.xbox == 2 ? "/be" : l.xbox == 3 ? "/b2" : "", l.k_seq ? "/sq" : "");
 }
 // TUNE_LAYOUTS="cs11/rt6/wk2/g6,cs8/rt6/wk2/g8/nc,...": these layouts instead of the enumerated ones (they may cover
 // more than K's groups: the last k slices then hold fewer; "/nc": no cluster, "/lt": last-arrival tail; NamedLayout).
 std::vector<Layout> given_layouts() { return env_layouts("TUNE_LAYOUTS", "tune_plan"); }
 // The K-order class (see the header comment).
 std::string kclass(const Layout& l) {
-  if (l.cs == 1 || l.wk == 1) return fmt::format("seq {}x{}", l.cs * l.wk, l.gpw);
+  // ("/sq" run as one cluster sums as one sequence: Config::k_seq, perf-notes step 165)
+  if (l.cs == 1 || l.wk == 1 || (l.k_seq && l.cs == 2 && !l.nc)) return fmt::format("seq {}x{}", l.cs * l.wk, l.gpw);
   return fmt::format("{}x({}x{})", l.cs, l.wk, l.gpw);
 }
 
@@ -354,10 +356,11 @@ int main(int argc, char** argv) {
         }
       }
       const int nt = plan.cfg.n_tiles;
-      const Layout plan_l{plan.cfg.split_k, plan.cfg.rt_cta, plan.cfg.wk, plan.cfg.gpw};
+      Layout plan_l{plan.cfg.split_k, plan.cfg.rt_cta, plan.cfg.wk, plan.cfg.gpw};
+      plan_l.k_seq = plan.cfg.k_seq;
       const int max_warps = sh.hilo ? (nt == 8 ? 8 : 16) : (nt == 4 ? 18 : 30);  // (12-bit, with the exception warp: family_dispatch.cuh)
       auto run = [&](const Layout& l) {
-        const solgemm::Config c = solgemm::layout_config(l.cs, l.rt, l.wk, l.gpw, nt);
+        const solgemm::Config c = solgemm::layout_config(l.cs, l.rt, l.wk, l.gpw, nt, l.k_seq);
         if (sh.hilo) {
           solgemm::kernels::HiLoView v = hv;
           v.no_cluster = l.nc;

@@ -33,8 +33,9 @@ const char* to_string(Storage s) {
   return "?";
 }
 
-Config layout_config(int split_k, int rt_cta, int wk, int gpw, int n_tiles) {
+Config layout_config(int split_k, int rt_cta, int wk, int gpw, int n_tiles, bool k_seq) {
   Config c;
+  c.k_seq = k_seq && split_k == 2;  // (pairs only)
   c.split_k = split_k;
   c.rt_cta = rt_cta;
   c.wk = wk;
@@ -45,8 +46,8 @@ Config layout_config(int split_k, int rt_cta, int wk, int gpw, int n_tiles) {
 }
 
 std::string Config::str() const {
-  return fmt::format("split_k={} n_tiles={} warps={} rt_cta={} wk={} gpw={}", split_k, n_tiles, warps, rt_cta, wk,
-                     gpw);
+  return fmt::format("split_k={}{} n_tiles={} warps={} rt_cta={} wk={} gpw={}", split_k, k_seq ? " (one sequence)" : "",
+                     n_tiles, warps, rt_cta, wk, gpw);
 }
 
 std::string Plan::str() const { return fmt::format("{} [{}] ({})", to_string(kernel), cfg.str(), why); }
@@ -63,9 +64,10 @@ Plan reference_plan(const char* why) {
 // A layout (split_k, rt_cta, wk, gpw) for the skinny / router families. The same for every m of a shape.
 struct Layout {
   int cs, rt_cta, wk, gpw;
+  bool k_seq = false;  // Config::k_seq
 };
 
-Config make_config(const Layout& l, int n_tiles) { return layout_config(l.cs, l.rt_cta, l.wk, l.gpw, n_tiles); }
+Config make_config(const Layout& l, int n_tiles) { return layout_config(l.cs, l.rt_cta, l.wk, l.gpw, n_tiles, l.k_seq); }
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -352,10 +354,10 @@ constexpr SkinnyWin kSkinnyWins[] = {
      "16, 15.4 / 15.3 / 16.5 us; skinny_bench s17-xring5: 15.6 / 15.2 / 16.6 / 16.5 us at m = 3 / 8 / 13 / 16 against "
      "17.1 / 17.1 / 17.8 / 17.8 for the 8-way split-K layout 8 x 16 x 1 x 16 before it, bitwise the same sums: both add "
      "8 k slices of 16 groups in order)"},
-    {4096, 8192, 17, 32, {1, 2, 8, 16},
-     "pooler 17<=m<=32: no split (2 row tiles x 8 k warps, whole K per CTA, 128 CTAs, 1 per SM), x through the ring at "
-     "n_tiles 4 (perf-notes step 124; tune_plan (tuning/2026-11-30_h200_s24-xring4.md): 18.1 / 18.1 / 18.3 us at m = 17 / "
-     "24 / 32 against the tuned cuBLASLt 18.6 / 18.6 / 18.7 and cuBLAS 20.5-21.3; the same K order as 1..16)"},
+    {4096, 8192, 17, 32, {2, 2, 4, 16, true},
+     "pooler 17<=m<=32: K split over a pair (2 row tiles x 4 k warps x K/2 per CTA, 256 CTAs, 2 per SM: the unpooler's "
+     "CTA shape), x through the ring at n_tiles 4, the pair's 8 k slices summed as one sequence (each CTA finishes one "
+     "row tile): the same K order as 1..16 (perf-notes steps 165, 166)"},
     {8192, 4096, 1, 32, {1, 2, 4, 16},
      "unpooler (all rows) m<=32: no split (2 row tiles x 4 k warps, 256 CTAs, 2 per SM), x through the ring from 3 tokens "
      "(perf-notes steps 96, 111; tune_plan after the exception warp, tuning/2026-11-30_h200_s21-excwarp-unpooler.md: the "

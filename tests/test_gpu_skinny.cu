@@ -35,6 +35,26 @@ struct DevPacked {
   }
 };
 
+// A split-K workspace for launches of the family itself with split_k > 1 (the library sizes its own at prepare):
+// `floats` partials and 65536 zeroed counters of each kind.
+struct DevSplit {
+  Dev<float> ws;
+  Dev<unsigned> cnt;
+  Dev<unsigned long long> cnt64;
+  solgemm::kernels::SplitWs split;
+  explicit DevSplit(size_t floats) : ws(floats), cnt(size_t{1} << 16), cnt64(15 * (size_t{1} << 16)) {
+    // (errors surface at the caller's next checked synchronisation)
+    (void)cudaMemset(cnt.p, 0, (size_t{1} << 16) * sizeof(unsigned));
+    (void)cudaMemset(cnt64.p, 0, 15 * (size_t{1} << 16) * sizeof(unsigned long long));
+    split.ws = ws.p;
+    split.cnt = cnt.p;
+    split.ws_floats = floats;
+    split.counters = size_t{1} << 16;
+    split.cnt64 = cnt64.p;
+    split.tiles64 = size_t{1} << 16;
+  }
+};
+
 constexpr int64_t kGuard = 4096;
 constexpr int kMaxM = 64;
 
@@ -375,20 +395,25 @@ TEST(Skinny, XRingEqualsStagedX) {
   const uint64_t seed = solgemm::testing::test_seed(0x4A1Bu);
   struct S {
     int64_t n, k, rows;
-    int rt, wk, gpw;
+    int rt, wk, gpw, cs = 1;
   };
+  // (cs 2: the pooler's pair at 17..32 tokens, a cluster summing as one sequence (Config::k_seq), perf-notes step 165;
+  // and an odd shape whose second CTA has fewer groups)
   for (const S s : {S{4096, 8192, 4096, 1, 8, 16}, S{8192, 4096, 8192, 2, 4, 16}, S{2048, 4160, 2000, 2, 4, 17},
-                    S{8192, 4096, 1000, 2, 4, 16}, S{4096, 8192, 4096, 2, 8, 16}, S{8192, 4096, 8192, 4, 4, 16}}) {
-    SCOPED_TRACE(std::to_string(s.n) + "x" + std::to_string(s.k) + " rows " + std::to_string(s.rows) + " " +
-                 skt::seed_msg(seed));
+                    S{8192, 4096, 1000, 2, 4, 16}, S{4096, 8192, 4096, 2, 8, 16}, S{8192, 4096, 8192, 4, 4, 16},
+                    S{4096, 8192, 4096, 2, 4, 16, 2}, S{2048, 4160, 2000, 2, 4, 9, 2}}) {
+    SCOPED_TRACE(std::to_string(s.n) + "x" + std::to_string(s.k) + " rows " + std::to_string(s.rows) + " cs " +
+                 std::to_string(s.cs) + " " + skt::seed_msg(seed));
     Dev<__nv_bfloat16> dw(static_cast<size_t>(s.n * s.k));
     std::vector<uint16_t> hw;
     ASSERT_NO_FATAL_FAILURE(skt::gen_weights(dw.p, s.n, s.k, seed + static_cast<uint64_t>(s.k), 0.02f, &hw));
     const solgemm::format::Packed pk = solgemm::format::encode_bf16(hw.data(), s.n, s.k);
     ASSERT_EQ(pk.code, solgemm::format::Code::bits12);
     const DevPacked dp(pk);
+    const DevSplit ws(size_t{1} << 22);
     SKT_CK(cudaDeviceSynchronize());
     solgemm::kernels::PackedView v = dp.view;
+    v.split = ws.split;
     constexpr int kTok = 32;
     Dev<__nv_bfloat16> x(static_cast<size_t>(kTok * s.k));
     skt::gen_bf16<<<1024, 256>>>(x.p, kTok * s.k, seed + 7, 1.0f);
@@ -400,7 +425,7 @@ TEST(Skinny, XRingEqualsStagedX) {
     Dev<uint16_t> out(total);
     for (int m : {1, 3, 8, 9, 13, 16, 17, 24, 32}) {
       SCOPED_TRACE("m=" + std::to_string(m));
-      const solgemm::Config cfg = solgemm::layout_config(1, s.rt, s.wk, s.gpw, m <= 8 ? 1 : m <= 16 ? 2 : 4);
+      const solgemm::Config cfg = solgemm::layout_config(s.cs, s.rt, s.wk, s.gpw, m <= 8 ? 1 : m <= 16 ? 2 : 4, s.cs > 1);
       std::vector<uint16_t> o[2];
       for (int j = 0; j < 2; ++j) {
         v.xring = j ? 1 : -1;
@@ -434,17 +459,20 @@ TEST(Skinny, XRingStaleRowsNeverReachOutput) {
   const uint64_t seed = solgemm::testing::test_seed(0x5A1Eu);
   struct S {
     int64_t n, k;
-    int rt, wk, gpw;
+    int rt, wk, gpw, cs = 1;
   };
-  for (const S s : {S{8192, 4096, 2, 4, 16}, S{4096, 8192, 2, 8, 16}, S{4096, 8192, 1, 8, 16}}) {
-    SCOPED_TRACE(std::to_string(s.n) + "x" + std::to_string(s.k) + " rt" + std::to_string(s.rt) + " " + skt::seed_msg(seed));
+  for (const S s : {S{8192, 4096, 2, 4, 16}, S{4096, 8192, 2, 8, 16}, S{4096, 8192, 1, 8, 16}, S{4096, 8192, 2, 4, 16, 2}}) {
+    SCOPED_TRACE(std::to_string(s.n) + "x" + std::to_string(s.k) + " rt" + std::to_string(s.rt) + " cs" +
+                 std::to_string(s.cs) + " " + skt::seed_msg(seed));
     Dev<__nv_bfloat16> dw(static_cast<size_t>(s.n * s.k));
     std::vector<uint16_t> hw;
     ASSERT_NO_FATAL_FAILURE(skt::gen_weights(dw.p, s.n, s.k, seed + static_cast<uint64_t>(s.n), 0.02f, &hw));
     const solgemm::format::Packed pk = solgemm::format::encode_bf16(hw.data(), s.n, s.k);
     const DevPacked dp(pk);
+    const DevSplit ws(size_t{1} << 22);
     SKT_CK(cudaDeviceSynchronize());
     solgemm::kernels::PackedView v = dp.view;
+    v.split = ws.split;
     v.xring = 1;
     constexpr int kTok = 32;
     Dev<__nv_bfloat16> x(static_cast<size_t>(kTok * s.k)), xnan(static_cast<size_t>(kTok * s.k));
@@ -453,7 +481,7 @@ TEST(Skinny, XRingStaleRowsNeverReachOutput) {
     const size_t total = static_cast<size_t>(kTok * s.n + kGuard);
     Dev<uint16_t> out(total);
     auto call = [&](const __nv_bfloat16* xp, int m, std::vector<uint16_t>* res) {
-      const solgemm::Config cfg = solgemm::layout_config(1, s.rt, s.wk, s.gpw, m <= 8 ? 1 : m <= 16 ? 2 : 4);
+      const solgemm::Config cfg = solgemm::layout_config(s.cs, s.rt, s.wk, s.gpw, m <= 8 ? 1 : m <= 16 ? 2 : 4, s.cs > 1);
       SKT_CK(cudaMemset(out.p, 0xFF, total * 2));
       solgemm::kernels::launch_skinny(cfg, v, xp, m, reinterpret_cast<__nv_bfloat16*>(out.p), s.n, nullptr);
       SKT_CK(cudaDeviceSynchronize());

@@ -100,10 +100,12 @@ namespace {
 
 // Two layouts sum K in the same order when they cut it into the same k slices (split_k x wk slices of gpw
 // groups) and add the slices with the same association: in one sequence when split_k == 1 or wk == 1 (a CTA's
-// k warps in order, or the CTAs in order), else each CTA's wk warps first, then the CTAs.
+// k warps in order, or the CTAs in order) or k_seq (a pair run as one cluster, its k warps added in order:
+// Config::k_seq), else each CTA's wk warps first, then the CTAs.
 bool same_k_order(const solgemm::Config& a, const solgemm::Config& b) {
   if (a.split_k * a.wk != b.split_k * b.wk || a.gpw != b.gpw) return false;
-  const bool seq_a = a.split_k == 1 || a.wk == 1, seq_b = b.split_k == 1 || b.wk == 1;
+  auto seq = [](const solgemm::Config& c) { return c.split_k == 1 || c.wk == 1 || c.k_seq; };
+  const bool seq_a = seq(a), seq_b = seq(b);
   return (seq_a && seq_b) || (a.split_k == b.split_k && a.wk == b.wk);
 }
 
@@ -194,9 +196,9 @@ TEST(Plan, SkinnyRanges) {
           EXPECT_EQ(solgemm::select_plan(s, m).kernel, solgemm::Kernel::vendor) << w.n << "x" << w.k << " m=" << m;
     }
   // the pooler and the unpooler run without split K in their skinny ranges (perf-notes steps 43, 96, 124: x through
-  // the ring from 3 tokens)
+  // the ring from 3 tokens), but for the pooler's pair at 17..32 tokens (step 165)
   for (int64_t m = 1; m <= 32; ++m) {
-    EXPECT_EQ(solgemm::select_plan({4096, 8192, solgemm::Storage::packed12}, m).cfg.split_k, 1) << m;
+    EXPECT_EQ(solgemm::select_plan({4096, 8192, solgemm::Storage::packed12}, m).cfg.split_k, m <= 16 ? 1 : 2) << m;
     EXPECT_EQ(solgemm::select_plan({8192, 4096, solgemm::Storage::packed12}, m).cfg.split_k, 1) << m;
   }
   // o: the skinny family at one token only (a tie at 2, cuBLAS ahead from 3: tuning/2026-11-30_h200_s21-excwarp-o.md)

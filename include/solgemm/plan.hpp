@@ -39,11 +39,14 @@ struct Config {
   int rt_cta = 1;        // row tiles per CTA
   int wk = 1;            // warps along K per CTA
   int gpw = 1;           // 64-k groups per warp
+  bool k_seq = false;    // skinny, split_k == 2 run as one cluster: the pair's k warps summed as one sequence, as one
+                         // CTA of 2 wk warps would (the same bits); else each CTA's wk warps first
   std::string str() const;
 };
 
 // A layout of the skinny / router families (split_k, rt_cta, wk, gpw) at n_tiles, as a Config.
-Config layout_config(int split_k, int rt_cta, int wk, int gpw, int n_tiles);
+// k_seq: Config::k_seq.
+Config layout_config(int split_k, int rt_cta, int wk, int gpw, int n_tiles, bool k_seq = false);
 
 struct Plan {
   Kernel kernel = Kernel::reference;

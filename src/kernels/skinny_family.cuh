@@ -60,8 +60,9 @@ constexpr int kXPhases = 4;                     // x staged in up to this many p
 // full[stages], empty[stages], xph[phases] and the cluster tail's receive mbarrier; a multiple of 128 bytes, so
 // that the ring after them stays 128-byte aligned (the runs with it at +288 bytes were ~0.4 us slower at m <= 8:
 // perf-notes step 25)
-constexpr int kBarBytes = ((2 * kMaxStages + kXPhases + 1) * 8 + 127) / 128 * 128;
+constexpr int kBarBytes = ((2 * kMaxStages + kXPhases + 2) * 8 + 127) / 128 * 128;
 constexpr int kRecvBar = 2 * kMaxStages + kXPhases;  // the cluster tail's receive mbarrier (split-K reduction)
+constexpr int kRecvBar1 = kRecvBar + 1;              // the one-sequence pair tail's second (Args::seq: CTA 1's)
 
 struct Args {
   const uint8_t* w0 = nullptr;       // data (packed) or hi (router)
@@ -88,6 +89,10 @@ struct Args {
   unsigned long long* cnt64 = nullptr;  // the shared tail's counters (SplitWs::cnt64; null: last-arrival tail)
   size_t tiles64 = 0;
   int dist = 0;                      // set by launch: cooperative launch, every CTA sums 1/cs of its tile
+  int seq_req = 0;                   // Config::k_seq (make_args)
+  int seq = 0;                       // set by launch where seq_req and a pair (cs = 2) runs as one cluster (one-term
+                                     // sources): its 2 wk k warps summed as one sequence, as one CTA of 2 wk warps
+                                     // would (perf-notes step 165), each CTA finishing half the tile
   int stages = 1;                    // weight ring depth (set by launch from the shared-memory budget); 0 = direct
   int direct0 = 0;                   // ring mode: group 0 of every warp by plain loads at entry (set by launch)
   int direct0_off = 0;               // bench: 1 = never
@@ -134,6 +139,7 @@ inline Args make_args(const char* who, const Config& cfg, const __nv_bfloat16* x
   a.wk = cfg.wk;
   a.gpw = cfg.gpw;
   a.cs = cfg.split_k;
+  a.seq_req = cfg.k_seq ? 1 : 0;
   a.xvec = (k % 8 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0) ? 1 : 0;
   a.ws = split.ws;
   a.cnt = split.cnt;
@@ -384,16 +390,21 @@ constexpr bool x_phases_ok() {
 struct ExcBounds {
   uint32_t lo = 0, hi = 0;
 };
-// The CTA's k groups [x, y) (split crank).
+// The k groups [x, y) whose exceptions the CTA corrects: its own (split crank); with Args::seq (a pair) both CTAs
+// take the pair's whole k range (each finishes half of the tile with the whole corrections).
 __device__ __forceinline__ int2 cta_k_groups(const Args& a, int crank) {
-  const int kg0 = crank * a.wk * a.gpw;
-  return make_int2(kg0, min(kg0 + a.wk * a.gpw, a.k_groups));
+  const int kg0 = a.seq ? 0 : crank * a.wk * a.gpw;
+  return make_int2(kg0, min(kg0 + (a.seq ? a.cs : 1) * a.wk * a.gpw, a.k_groups));
 }
 __device__ __forceinline__ ExcBounds exception_bounds(const Args& a, int rblock, int crank, int lane) {
   ExcBounds r;
   const int2 kg = cta_k_groups(a, crank);
   const int rt = rblock * a.rt_cta + lane;
-  if (lane < a.rt_cta && rt < a.row_tiles && kg.y > kg.x) {
+  // (Args::seq with an even rt_cta: each CTA of the pair finishes the half of the tile that holds its half of the row
+  // tiles, so its exception warp corrects only those, over the pair's whole K)
+  const int half = a.seq && (a.rt_cta & 1) == 0 ? a.rt_cta / 2 : 0;
+  const bool mine = half == 0 || lane / half == crank;
+  if (lane < a.rt_cta && rt < a.row_tiles && kg.y > kg.x && mine) {
     const uint32_t* off = a.exc_off + static_cast<int64_t>(rt) * a.k_blocks;
     r.lo = __ldg(off + (kg.x >> 2));
     r.hi = __ldg(off + ((kg.y + 3) >> 2));
@@ -487,7 +498,7 @@ __device__ __forceinline__ void exception_warp(const Args& a, uint8_t* smem, Exc
 
 // kCluster: the cs CTAs of a tile are one thread-block cluster and reduce through distributed shared memory
 // (a separate instantiation, so that the workspace variant keeps its register allocation).
-// kXR: x through the ring (one-term sources, n_tiles <= 4; no split K): instead of staging
+// kXR: x through the ring (one-term sources, n_tiles <= 4; split K only for Config::k_seq layouts): instead of staging
 // the CTA's whole k range of x before the loop (x of m tokens x K at cs = 1: 128 KB at m = 8 for K = 8192), the
 // producer copies, with each stage's weight groups, every k warp's x box of that group (TMA, `xmap`: 64 k x 8 NT
 // tokens, 128B swizzle, tokens past m zero-filled, or boxes of a.xbox_rows = m rows whose slot rows past m keep stale
@@ -597,7 +608,15 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   const uint32_t xbars = bars + 8u * (2 * kMaxStages);
   // Cluster split-K tail by push (see the reduction): the peers' shares land in this CTA's ring, which must hold
   // the whole tile (cs shares); otherwise the tail pulls after a cluster barrier.
-  const bool push = kCluster && S > 0 && S * warps * kSlot >= a.rt_cta * NT * 128 * 4;
+  // (one-term sources, which may take Args::seq: from the kernel's parameters each time, since a flag kept live across
+  // the main loop spilled the 64-register variants; the multi-term ones as before, which spill the other way)
+  // With Args::seq the ring of the cluster's first CTA must hold the peers' (cs - 1) wk warp partials instead.
+  const bool push_mt = Src::kTerms > 1 && kCluster && S > 0 && S * warps * kSlot >= a.rt_cta * NT * 128 * 4;
+  auto push_tail = [&] {
+    if constexpr (Src::kTerms > 1) return push_mt;
+    return kCluster && a.stages > 0 &&
+           a.stages * a.rt_cta * a.wk * kSlot >= a.rt_cta * NT * 128 * 4 * (a.seq ? a.wk : 1);
+  };
 
   // 1. Barriers (ring mode).
   if (S > 0) {  // (direct mode: no barriers, nothing to wait for before the loads)
@@ -607,10 +626,11 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
         mbar_init(bars + 8u * (S + q), static_cast<unsigned>(warps));
       }
       for (int p = 0; p < XP; ++p) mbar_init(xbars + 8u * p, static_cast<unsigned>(nthr_c));
-      if (push) {  // the peers' shares of my tile slice arrive on it (cs - 1 of them)
+      if (push_tail()) {  // the peers' shares of my tile slice arrive on it (their byte count is posted after the
+                          // main loop, before this CTA's cluster arrive); with Args::seq (a pair) CTA 0 receives on the
+                          // first, CTA 1 on the second
         mbar_init(bars + 8u * kRecvBar, 1);
-        mbar_arrive_expect_tx(bars + 8u * kRecvBar,
-                              static_cast<uint32_t>((a.cs - 1) * (a.rt_cta * NT * 128 / a.cs) * 4));
+        mbar_init(bars + 8u * kRecvBar1, 1);
       }
       asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
@@ -917,7 +937,18 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   // into the MMAs before the barrier above); `.release` made every thread wait at a GPU-scope MEMBAR first (SASS:
   // MEMBAR.ALL.GPU before UCGABAR_ARV), behind the weight stream's traffic (perf-notes step 116). The data the peers
   // push is ordered by the receive mbarrier's complete_tx, not by this barrier.
-  if (push) asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+  if (push_tail()) {
+    // What this CTA will receive (cs - 1 shares of the tile; with Args::seq, CTA 0 CTA 1's wk warp partials of half
+    // the tile, CTA 1 CTA 0's sum of the other half), posted before the arrive that lets the peers push.
+    if (threadIdx.x == 0) {
+      const int tile_f = a.rt_cta * NT * 128;
+      const bool first = !a.seq || crank == 0;
+      mbar_arrive_expect_tx(bars + 8u * (first ? kRecvBar : kRecvBar1),
+                            static_cast<uint32_t>(!a.seq ? (a.cs - 1) * (tile_f / a.cs) * 4
+                                                         : (crank == 0 ? a.wk : 1) * (tile_f / 2) * 4));
+    }
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+  }
   if (trace && threadIdx.x == 0 && !(diag & kNoLoopStamp)) stamp(trace, 3);
   if ((diag & 8192) && S > 0) {  // bench: the loop ran without waiting for its data; let the copies land now
     for (int s = 0; s < min(S, n_iter - d0); ++s) mbar_wait(bars + 8u * s, 0u);  // (the one round of copies)
@@ -937,8 +968,9 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   __syncthreads();
   tail_stamp(trace, diag, warp, 2);
   const int tile = a.rt_cta * NT * 128;  // elements (rtl, nt, c, lane) of the CTA's output tile
-  if (a.wk > 1 || Src::kExc) {  // float4 at a time (the tile is a multiple of 128 floats): the k warps' partials in
-                                // order, then (Dec12) the exception warp's corrections: (P + dp) + dw
+  if ((a.wk > 1 || Src::kExc) && !(kCluster && a.seq)) {  // float4 at a time (the tile is a multiple of 128 floats):
+                                // the k warps' partials in order, then (Dec12) the exception warp's corrections:
+                                // (P + dp) + dw (Args::seq: in the cluster tail below instead)
     float4* part4 = reinterpret_cast<float4*>(part);
     const float4* dl4 = reinterpret_cast<const float4*>(smem + a.dl_off);
     for (int e = threadIdx.x; e < tile / 4; e += nthreads) {
@@ -999,13 +1031,130 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
     uint32_t rank;  // == crank (the cluster is the tile's cs CTAs), read again rather than kept live (spills)
     asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
     const int crank = static_cast<int>(rank);
+    if constexpr (Src::kTerms == 1) {
+      if (a.seq) {
+        // Args::seq (a pair): the pair's 2 wk k warps as one sequence (k ascending), as one CTA of 2 wk warps adds
+        // them, then the corrections of the pair's whole k range, (P + dp) + dw (each CTA's exception warp made them
+        // for the whole range). CTA 0 finishes the first half of the tile, CTA 1 the second: P = ((w0 + .. + w[wk-1])
+        // + w'0 + .. + w'[wk-1]) with w the CTA 0's warp partials and w' CTA 1's. Push (the rings hold what arrives):
+        // once both CTAs have left their main loops, CTA 0 puts its warps' sum of the second half into CTA 1's ring and
+        // CTA 1 its wk warp partials of the first half into CTA 0's (st.async, each completing on the receiver's own
+        // mbarrier); else (pull) each reads the other's shared memory after a cluster barrier.
+        const bool by_push = push_tail();
+        const int h4 = tile / 8;  // float4s of half the tile
+        const int e0 = crank == 0 ? 0 : h4;
+        const float4* part4 = reinterpret_cast<const float4*>(part);
+        const float4* rv4 = reinterpret_cast<const float4*>(smem + ring_off);
+        const uint32_t part_s = smem_u32(part), recv = smem_u32(smem) + static_cast<uint32_t>(ring_off);
+        const float4* dl4 = reinterpret_cast<const float4*>(smem + a.dl_off);
+        namespace cg = cooperative_groups;
+        auto add4 = [](float4& v, const float4& u) {
+          v.x += u.x;
+          v.y += u.y;
+          v.z += u.z;
+          v.w += u.w;
+        };
+        auto own_sum = [&](int e) {  // this CTA's k warps in order
+          float4 v = part4[e];
+          for (int w = 1; w < a.wk; ++w) add4(v, part4[w * (tile / 4) + e]);
+          return v;
+        };
+        if (by_push) {
+          asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+          const int peer = crank ^ 1;
+          uint32_t rb;
+          asm("mapa.shared::cluster.u32 %0, %1, %2;\n"
+              : "=r"(rb)
+              : "r"(bars + 8u * (crank == 0 ? kRecvBar1 : kRecvBar)), "r"(peer));
+          // CTA 0: the sum of its warps over the second half -> CTA 1's ring [h4]; CTA 1: its warps' partials of the
+          // first half -> CTA 0's ring [wk][h4]
+          const int n_out = crank == 0 ? h4 : a.wk * h4;
+          for (int j = threadIdx.x; j < n_out; j += nthreads) {
+            const float4 val = crank == 0 ? own_sum(h4 + j) : part4[(j / h4) * (tile / 4) + j % h4];
+            uint32_t ra;
+            asm("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(ra) : "r"(recv + 16u * j), "r"(peer));
+            asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, %4}, [%5];\n"
+                         ::"r"(ra), "f"(val.x), "f"(val.y), "f"(val.z), "f"(val.w), "r"(rb)
+                         : "memory");
+          }
+          mbar_wait(bars + 8u * (crank == 0 ? kRecvBar : kRecvBar1), 0);
+        } else {
+          cg::this_cluster().sync();
+        }
+        // Finish this CTA's half: CTA 0 its own sum, then CTA 1's warps; CTA 1 CTA 0's sum, then its own warps.
+        for (int e = e0 + static_cast<int>(threadIdx.x); e < e0 + h4; e += nthreads) {
+          float4 v;
+          if (crank == 0) {
+            v = own_sum(e);
+#pragma unroll 1
+            for (int w = 0; w < a.wk; ++w) {
+              float4 u;
+              if (by_push) {
+                u = rv4[w * h4 + e];
+              } else {
+                uint32_t ra;
+                asm("mapa.shared::cluster.u32 %0, %1, %2;\n"
+                    : "=r"(ra)
+                    : "r"(part_s + 16u * static_cast<uint32_t>(w * (tile / 4) + e)), "r"(1));
+                asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+                             : "=f"(u.x), "=f"(u.y), "=f"(u.z), "=f"(u.w)
+                             : "r"(ra));
+              }
+              add4(v, u);
+            }
+          } else {
+            if (by_push) {
+              v = rv4[e - h4];
+            } else {  // (CTA 0's warps, summed here in the same order)
+              uint32_t ra;
+              asm("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(ra) : "r"(part_s + 16u * static_cast<uint32_t>(e)), "r"(0));
+              asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+                           : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                           : "r"(ra));
+#pragma unroll 1
+              for (int w = 1; w < a.wk; ++w) {
+                float4 u;
+                asm("mapa.shared::cluster.u32 %0, %1, %2;\n"
+                    : "=r"(ra)
+                    : "r"(part_s + 16u * static_cast<uint32_t>(w * (tile / 4) + e)), "r"(0));
+                asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+                             : "=f"(u.x), "=f"(u.y), "=f"(u.z), "=f"(u.w)
+                             : "r"(ra));
+                add4(v, u);
+              }
+            }
+            for (int w = 0; w < a.wk; ++w) add4(v, part4[w * (tile / 4) + e]);
+          }
+          if constexpr (Src::kExc) {
+            const float4 p = dl4[e], q = dl4[tile / 4 + e];
+            v.x = (v.x + p.x) + q.x;
+            v.y = (v.y + p.y) + q.y;
+            v.z = (v.z + p.z) + q.z;
+            v.w = (v.w + p.w) + q.w;
+          }
+          const float vv[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            const int2 pos = tile_pos(4 * e + j);
+            if (pos.y < mc && row0 + pos.x < a.rows)
+              store_out(out, static_cast<int64_t>(tok0 + pos.y) * a.rows + row0 + pos.x, vv[j]);
+          }
+        }
+        if (trace && threadIdx.x == 0) {
+          stamp(trace, 6);
+          stamp_flag(trace, 3ull);
+        }
+        if (!by_push) cg::this_cluster().sync();  // (pull: each stays until the other has read it)
+        return;
+      }
+    }
     // The cs CTAs of this tile are one cluster (launch checked that the whole grid fits at once); CTA q sums
     // share q (1/cs of the tile's elements) in split order (the same additions as the workspace path) and
     // writes it. Push (ring mode, the ring holds the tile): once every CTA has left its main loop (the cluster
     // barrier armed there), each pushes its values of every peer's share into that peer's (free) ring with
     // st.async, completing on the peer's receive mbarrier, and waits only for its own share's data: no barrier
     // after the reads (perf-notes step 32).
-    if (push) {
+    if (push_tail()) {
       const int sh = tile / a.cs, nv = sh / 4;  // share: a multiple of 16 floats (tile = 128 rt NT, cs <= 8)
       const uint32_t recv = smem_u32(smem) + static_cast<uint32_t>(ring_off);  // [cs][sh] floats
       const uint32_t rbar = bars + 8u * kRecvBar;
@@ -1183,7 +1332,7 @@ template <class Src>
 inline size_t stage_bytes(const Args& a) { return static_cast<size_t>(a.rt_cta * a.wk) * Src::kLoads * 512; }
 
 // x through the ring (skinny_kernel's kXR): one-term sources (the skinny launches; the router's are two-term and never
-// ask), n_tiles <= 4 (xring_variant), no split K, a ring (gpw >= 2), x readable by TMA
+// ask), n_tiles <= 4 (xring_variant), no split K (or a Config::k_seq layout), a ring (gpw >= 2), x readable by TMA
 // (xvec). The launcher's rule (perf-notes steps 96, 133): from 2 tokens, where the staged x would take more than 12 KB in a CTA of the
 // 2-per-SM variant (its per-thread copies of x, every CTA's, land late and hold the first group back: the unpooler's
 // 2 x 4 x 16 layout at m = 3 17.6 us staged, 15.3 through the ring) or more than 40 KB in a 1-per-SM CTA (where the
@@ -1199,7 +1348,10 @@ constexpr size_t kXRingMinBytes2 = 12 * 1024, kXRingMinBytes1 = 40 * 1024;
 // The x ring's depth (unless the bench caps it): 4 stages measured 0.3-0.4 us faster than the 5-6 that fit.
 constexpr int kXRingStages = 4;
 inline bool use_xring(const Args& a, int nt, bool two_per_sm) {
-  if (nt > 4 || a.cs != 1 || !a.xvec || a.gpw < 2 || a.xring_req < 0) return false;
+  if (nt > 4 || !a.xvec || a.gpw < 2 || a.xring_req < 0) return false;
+  // (split K: where the layout sums as one sequence (Config::k_seq, the pooler's pair) or the bench asks; perf-notes
+  // steps 127, 165)
+  if (a.cs != 1 && !a.seq_req && a.xring_req <= 0) return false;
   const int k_cta = a.wk * a.gpw * 64;
   const size_t xb = nt == 1   ? x_smem_bytes<1>(k_cta, a.m)
                     : nt == 2 ? x_smem_bytes<2>(k_cta, a.m)
@@ -1310,6 +1462,27 @@ inline SmemPlan smem_plan(const Args& a, bool xr, int64_t sms) {
   return p;
 }
 
+// Max active clusters of cs CTAs of `kernel` at this grid, block and shared memory: asked once per (kernel, shared
+// memory, threads, cs), then cached (0 if the query fails).
+template <class Kern>
+int max_clusters(Kern kernel, dim3 grid, unsigned threads, size_t smem, int cs) {
+  static std::mutex mu;
+  static std::map<std::tuple<const void*, size_t, unsigned, int>, int> fits;
+  std::lock_guard<std::mutex> lock(mu);
+  const auto key = std::make_tuple(reinterpret_cast<const void*>(kernel), smem, threads, cs);
+  auto it = fits.find(key);
+  if (it != fits.end()) return it->second;
+  RelaxedCapture relaxed;
+  LaunchCfg ccfg(grid, static_cast<int>(threads), smem, nullptr, false, cs);
+  int n = 0;
+  if (cudaOccupancyMaxActiveClusters(&n, kernel, &ccfg.lc) != cudaSuccess) {
+    cudaGetLastError();
+    n = 0;
+  }
+  fits.emplace(key, n);
+  return n;
+}
+
 // One launch: grid (cs * row blocks, token chunks), rt_cta * wk compute warps + 1 producer warp; clusters of cs
 // CTAs when the whole grid fits at once (split K through DSMEM), else none (split K through the workspace).
 // xmap: x's tensor map where use_xring says so (x through the ring), else null.
@@ -1322,10 +1495,14 @@ void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr) {
     RelaxedCapture relaxed;
     check(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024), "smem attribute");
     check(cudaFuncSetAttribute(kern_c, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024), "smem attribute");
-    if constexpr (kXrOk)
+    if constexpr (kXrOk) {
       check(cudaFuncSetAttribute(skinny_kernel<Src, NT, MAXT, MINB, false, kBench, true>,
                                  cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024),
             "smem attribute");
+      check(cudaFuncSetAttribute(skinny_kernel<Src, NT, MAXT, MINB, true, kBench, true>,
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024),
+            "smem attribute");
+    }
     return true;
   }();
   (void)attrs;
@@ -1355,42 +1532,40 @@ void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr) {
                             "{} allocated: PrepareOptions::max_m?)", need.floats, need.counters, a.ws_cap, a.cnt_cap));
   const unsigned threads = static_cast<unsigned>((warps + 1 + kExcWarps) * 32);
   if constexpr (kXrOk) {
-    if (xr) {  // (no split K: no cluster, no workspace)
-      if (a.stages < 1 || a.cs != 1) throw Error("solgemm: skinny launch: x through the ring needs a ring and cs = 1");
+    if (xr && a.cs == 1) {  // (no split K: no cluster, no workspace)
+      if (a.stages < 1) throw Error("solgemm: skinny launch: x through the ring needs a ring");
       skinny_kernel<Src, NT, MAXT, MINB, false, kBench, true><<<grid, threads, smem, stream>>>(a, xm);
       check(cudaGetLastError(), "skinny launch (x ring)");
+      return;
+    }
+    if (xr) {  // split K with x through the ring (perf-notes step 165): as clusters where the whole grid fits at once
+               // (with Config::k_seq summing as one sequence, Args::seq), else through the workspace (last arrival sums;
+               // then a k_seq layout's rows are not bitwise those of its one-CTA twin)
+      auto kern_cx = skinny_kernel<Src, NT, MAXT, MINB, true, kBench, true>;
+      if (a.stages < 1) throw Error("solgemm: skinny launch: x through the ring needs a ring");
+      if (a.cs <= 8 && a.allow_cluster &&
+          static_cast<int64_t>(max_clusters(kern_cx, grid, threads, smem, a.cs)) * a.cs >=
+              static_cast<int64_t>(grid.x) * grid.y) {
+        a.seq = (Src::kTerms == 1 && a.seq_req && a.cs == 2) ? 1 : 0;
+        LaunchCfg ccfg(grid, static_cast<int>(threads), smem, stream, false, a.cs);
+        check(cudaLaunchKernelEx(&ccfg.lc, kern_cx, a, xm), "skinny cluster launch (x ring)");
+        return;
+      }
+      skinny_kernel<Src, NT, MAXT, MINB, false, kBench, true><<<grid, threads, smem, stream>>>(a, xm);
+      check(cudaGetLastError(), "skinny launch (x ring, split K through the workspace)");
       return;
     }
   }
   // Split K with cs <= 8: if the whole grid fits on the GPU at once as clusters of cs CTAs, reduce through
   // distributed shared memory instead of the workspace (no global round trips). The answer depends on the
   // kernel, its shared memory, the block and cluster size: asked once, then cached.
-  if (a.cs > 1 && a.cs <= 8 && a.allow_cluster) {
-    LaunchCfg ccfg(grid, static_cast<int>(threads), smem, nullptr, false, a.cs);  // (stream set for the launch only)
-    cudaLaunchConfig_t& lc = ccfg.lc;
-    static std::mutex mu;
-    static std::map<std::tuple<size_t, unsigned, int>, int> fits;  // (smem, threads, cs) -> max active clusters
-    int max_clusters = 0;
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      const auto key = std::make_tuple(smem, threads, a.cs);
-      auto it = fits.find(key);
-      if (it == fits.end()) {
-        RelaxedCapture relaxed;
-        if (cudaOccupancyMaxActiveClusters(&max_clusters, kern_c, &lc) != cudaSuccess) {
-          cudaGetLastError();
-          max_clusters = 0;
-        }
-        fits.emplace(key, max_clusters);
-      } else {
-        max_clusters = it->second;
-      }
-    }
-    if (static_cast<int64_t>(max_clusters) * a.cs >= static_cast<int64_t>(grid.x) * grid.y) {
-      lc.stream = stream;
-      check(cudaLaunchKernelEx(&lc, kern_c, a, xm), "skinny cluster launch");
-      return;
-    }
+  if (a.cs > 1 && a.cs <= 8 && a.allow_cluster &&
+      static_cast<int64_t>(max_clusters(kern_c, grid, threads, smem, a.cs)) * a.cs >=
+          static_cast<int64_t>(grid.x) * grid.y) {
+    a.seq = (Src::kTerms == 1 && a.seq_req && a.cs == 2) ? 1 : 0;  // (Config::k_seq, perf-notes step 165)
+    LaunchCfg ccfg(grid, static_cast<int>(threads), smem, stream, false, a.cs);
+    check(cudaLaunchKernelEx(&ccfg.lc, kern_c, a, xm), "skinny cluster launch");
+    return;
   }
   // Split K through the workspace: when the whole grid is resident at once (asked once per kernel, shared memory
   // and block size), one cooperative launch whose CTAs share the tail (Args::dist); else the last arrival of each
