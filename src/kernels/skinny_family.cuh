@@ -89,10 +89,6 @@ struct Args {
   unsigned long long* cnt64 = nullptr;  // the shared tail's counters (SplitWs::cnt64; null: last-arrival tail)
   size_t tiles64 = 0;
   int dist = 0;                      // set by launch: cooperative launch, every CTA sums 1/cs of its tile
-  int seq_req = 0;                   // Config::k_seq (make_args)
-  int seq = 0;                       // set by launch where seq_req and a pair (cs = 2) runs as one cluster (one-term
-                                     // sources): its 2 wk k warps summed as one sequence, as one CTA of 2 wk warps
-                                     // would (perf-notes step 165), each CTA finishing half the tile
   int stages = 1;                    // weight ring depth (set by launch from the shared-memory budget); 0 = direct
   int direct0 = 0;                   // ring mode: group 0 of every warp by plain loads at entry (set by launch)
   int direct0_off = 0;               // bench: 1 = never
@@ -118,6 +114,11 @@ struct Args {
   int xbox_req = 0;                  // PackedView::xbox (bench A/B; 0 in the library's calls)
   int xbox_rows = 0;                 // kXR: token rows of a box (8 NT; the call's m where a single chunk holds fewer,
                                      // so that no box row is out of bounds: perf-notes step 132)
+  int seq_req = 0;                   // Config::k_seq (make_args)
+  int seq = 0;                       // set by launch where seq_req and a pair (cs = 2) runs as one cluster (the
+                                     // pair's kernels, kSeqOk): its 2 wk k warps summed as one sequence, as one CTA of 2 wk warps
+                                     // would (perf-notes step 165), each CTA finishing half the tile
+  // (the two last: the earlier members keep their offsets, so every other kernel's code stays as it was)
 };
 
 // The launch arguments every policy shares (layout, x, out, split-K workspace), checked against the matrix:
@@ -390,19 +391,20 @@ constexpr bool x_phases_ok() {
 struct ExcBounds {
   uint32_t lo = 0, hi = 0;
 };
-// The k groups [x, y) whose exceptions the CTA corrects: its own (split crank); with Args::seq (a pair) both CTAs
-// take the pair's whole k range (each finishes half of the tile with the whole corrections).
-__device__ __forceinline__ int2 cta_k_groups(const Args& a, int crank) {
-  const int kg0 = a.seq ? 0 : crank * a.wk * a.gpw;
-  return make_int2(kg0, min(kg0 + (a.seq ? a.cs : 1) * a.wk * a.gpw, a.k_groups));
+// The k groups [x, y) whose exceptions the CTA corrects: its own (split crank); with `seq` (Args::seq, a pair) both
+// CTAs take the pair's whole k range. (`seq` is false at compile time in every kernel but the pair's: the others keep
+// their code as it was, perf-notes step 166.)
+__device__ __forceinline__ int2 cta_k_groups(const Args& a, int crank, bool seq) {
+  const int kg0 = seq ? 0 : crank * a.wk * a.gpw;
+  return make_int2(kg0, min(kg0 + (seq ? a.cs : 1) * a.wk * a.gpw, a.k_groups));
 }
-__device__ __forceinline__ ExcBounds exception_bounds(const Args& a, int rblock, int crank, int lane) {
+__device__ __forceinline__ ExcBounds exception_bounds(const Args& a, int rblock, int crank, int lane, bool seq) {
   ExcBounds r;
-  const int2 kg = cta_k_groups(a, crank);
+  const int2 kg = cta_k_groups(a, crank, seq);
   const int rt = rblock * a.rt_cta + lane;
-  // (Args::seq with an even rt_cta: each CTA of the pair finishes the half of the tile that holds its half of the row
-  // tiles, so its exception warp corrects only those, over the pair's whole K)
-  const int half = a.seq && (a.rt_cta & 1) == 0 ? a.rt_cta / 2 : 0;
+  // (seq with an even rt_cta: each CTA of the pair finishes the half of the tile that holds its half of the row
+  // tiles, so its exception warp corrects only those, over the pair's whole K: as many entries as without the pair)
+  const int half = seq && (a.rt_cta & 1) == 0 ? a.rt_cta / 2 : 0;
   const bool mine = half == 0 || lane / half == crank;
   if (lane < a.rt_cta && rt < a.row_tiles && kg.y > kg.x && mine) {
     const uint32_t* off = a.exc_off + static_cast<int64_t>(rt) * a.k_blocks;
@@ -416,13 +418,13 @@ __device__ __forceinline__ ExcBounds exception_bounds(const Args& a, int rblock,
 // (rtl, nt, c, lane): the warp takes the CTA's entries 32 at a time, each lane one entry, its block index
 // (Args::exc_blk, for the entry's k) and the x values it meets, applied in rounds so that the entries of one row go in
 // table order (k ascending). All from global memory (L2) while the compute warps stream.
-template <int NT>
+template <int NT, bool kSeq>
 __device__ __forceinline__ void exception_warp(const Args& a, uint8_t* smem, ExcBounds eb, int rblock, int crank,
                                                int tok0, int lane, unsigned long long* trace) {
   const int tile = a.rt_cta * NT * 128;
   float* dp = reinterpret_cast<float*>(smem + a.dl_off);
   float* dw = dp + tile;
-  const int2 kg = cta_k_groups(a, crank);
+  const int2 kg = cta_k_groups(a, crank, kSeq && a.seq);
   const int rt0 = rblock * a.rt_cta;
   // -0 everywhere meanwhile: (P + -0) + -0 == P bit for bit, -0 included
   float4* d4 = reinterpret_cast<float4*>(dp);
@@ -510,6 +512,8 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   extern __shared__ __align__(128) uint8_t smem[];
   constexpr int T = Src::kTerms;
   constexpr int kSlot = Src::kLoads * 512;  // bytes of one group (all terms) in a ring slot
+  // The pair's kernels (clusters with x through the ring, one-term): the only ones that may run Args::seq
+  constexpr bool kSeqOk = kCluster && kXR && Src::kTerms == 1;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int nthreads = blockDim.x;
   // Bench-only knobs (Args::diag, Args::trace): compiled in only for the bench's instantiations (kBench): all of
@@ -579,7 +583,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   // (Dec12) the exception warp's first loads, at entry
   ExcBounds eb;
   if constexpr (Src::kExc) {
-    if (warp == warps + 1) eb = exception_bounds(a, rblock, crank, lane);
+    if (warp == warps + 1) eb = exception_bounds(a, rblock, crank, lane, kSeqOk && a.seq);
   }
   if (d0 && n > 0) {
     if constexpr (kRegFirst) {
@@ -608,14 +612,13 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   const uint32_t xbars = bars + 8u * (2 * kMaxStages);
   // Cluster split-K tail by push (see the reduction): the peers' shares land in this CTA's ring, which must hold
   // the whole tile (cs shares); otherwise the tail pulls after a cluster barrier.
-  // (one-term sources, which may take Args::seq: from the kernel's parameters each time, since a flag kept live across
-  // the main loop spilled the 64-register variants; the multi-term ones as before, which spill the other way)
-  // With Args::seq the ring of the cluster's first CTA must hold the peers' (cs - 1) wk warp partials instead.
-  const bool push_mt = Src::kTerms > 1 && kCluster && S > 0 && S * warps * kSlot >= a.rt_cta * NT * 128 * 4;
+  // The pair's kernels (kSeqOk: clusters with x through the ring) may run Args::seq, whose ring must hold wk warp
+  // partials of half the tile; there the flag is computed from the kernel's parameters where used (kept live across
+  // the main loop it spilled the 64-register variants). Every other kernel keeps the flag as it was.
+  const bool push_c = !kSeqOk && kCluster && S > 0 && S * warps * kSlot >= a.rt_cta * NT * 128 * 4;
   auto push_tail = [&] {
-    if constexpr (Src::kTerms > 1) return push_mt;
-    return kCluster && a.stages > 0 &&
-           a.stages * a.rt_cta * a.wk * kSlot >= a.rt_cta * NT * 128 * 4 * (a.seq ? a.wk : 1);
+    if constexpr (!kSeqOk) return push_c;
+    return a.stages > 0 && a.stages * a.rt_cta * a.wk * kSlot >= a.rt_cta * NT * 128 * 4 * (a.seq ? a.wk : 1);
   };
 
   // 1. Barriers (ring mode).
@@ -626,11 +629,16 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
         mbar_init(bars + 8u * (S + q), static_cast<unsigned>(warps));
       }
       for (int p = 0; p < XP; ++p) mbar_init(xbars + 8u * p, static_cast<unsigned>(nthr_c));
-      if (push_tail()) {  // the peers' shares of my tile slice arrive on it (their byte count is posted after the
-                          // main loop, before this CTA's cluster arrive); with Args::seq (a pair) CTA 0 receives on the
-                          // first, CTA 1 on the second
+      if (push_tail()) {  // the peers' shares of my tile slice arrive on it (cs - 1 of them); in the pair's kernels
+                          // their byte count is posted after the main loop (before this CTA's cluster arrive), and with
+                          // Args::seq CTA 0 receives on the first, CTA 1 on the second
         mbar_init(bars + 8u * kRecvBar, 1);
-        mbar_init(bars + 8u * kRecvBar1, 1);
+        if constexpr (kSeqOk) {
+          mbar_init(bars + 8u * kRecvBar1, 1);
+        } else {
+          mbar_arrive_expect_tx(bars + 8u * kRecvBar,
+                                static_cast<uint32_t>((a.cs - 1) * (a.rt_cta * NT * 128 / a.cs) * 4));
+        }
       }
       asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
@@ -816,7 +824,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   //    in shared memory before the main loop ends (see the top of this file).
   if constexpr (Src::kExc) {
     if (warp == warps + 1) {
-      exception_warp<NT>(a, smem, eb, rblock, crank, tok0, lane, trace);
+      exception_warp<NT, kSeqOk>(a, smem, eb, rblock, crank, tok0, lane, trace);
       tail_stamp(trace, diag, 32 + warp, 3);
     }
   }
@@ -938,9 +946,9 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   // MEMBAR.ALL.GPU before UCGABAR_ARV), behind the weight stream's traffic (perf-notes step 116). The data the peers
   // push is ordered by the receive mbarrier's complete_tx, not by this barrier.
   if (push_tail()) {
-    // What this CTA will receive (cs - 1 shares of the tile; with Args::seq, CTA 0 CTA 1's wk warp partials of half
-    // the tile, CTA 1 CTA 0's sum of the other half), posted before the arrive that lets the peers push.
-    if (threadIdx.x == 0) {
+    // (the pair's kernels) What this CTA will receive (cs - 1 shares of the tile; with Args::seq, CTA 0 CTA 1's wk warp
+    // partials of half the tile, CTA 1 CTA 0's sum of the other half), posted before the arrive that lets the peers push.
+    if (kSeqOk && threadIdx.x == 0) {
       const int tile_f = a.rt_cta * NT * 128;
       const bool first = !a.seq || crank == 0;
       mbar_arrive_expect_tx(bars + 8u * (first ? kRecvBar : kRecvBar1),
@@ -968,7 +976,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   __syncthreads();
   tail_stamp(trace, diag, warp, 2);
   const int tile = a.rt_cta * NT * 128;  // elements (rtl, nt, c, lane) of the CTA's output tile
-  if ((a.wk > 1 || Src::kExc) && !(kCluster && a.seq)) {  // float4 at a time (the tile is a multiple of 128 floats):
+  if ((a.wk > 1 || Src::kExc) && !(kSeqOk && a.seq)) {  // float4 at a time (the tile is a multiple of 128 floats):
                                 // the k warps' partials in order, then (Dec12) the exception warp's corrections:
                                 // (P + dp) + dw (Args::seq: in the cluster tail below instead)
     float4* part4 = reinterpret_cast<float4*>(part);
@@ -1031,7 +1039,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
     uint32_t rank;  // == crank (the cluster is the tile's cs CTAs), read again rather than kept live (spills)
     asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
     const int crank = static_cast<int>(rank);
-    if constexpr (Src::kTerms == 1) {
+    if constexpr (kSeqOk) {
       if (a.seq) {
         // Args::seq (a pair): the pair's 2 wk k warps as one sequence (k ascending), as one CTA of 2 wk warps adds
         // them, then the corrections of the pair's whole k range, (P + dp) + dw (each CTA's exception warp made them
@@ -1349,9 +1357,10 @@ constexpr size_t kXRingMinBytes2 = 12 * 1024, kXRingMinBytes1 = 40 * 1024;
 constexpr int kXRingStages = 4;
 inline bool use_xring(const Args& a, int nt, bool two_per_sm) {
   if (nt > 4 || !a.xvec || a.gpw < 2 || a.xring_req < 0) return false;
-  // (split K: where the layout sums as one sequence (Config::k_seq, the pooler's pair) or the bench asks; perf-notes
-  // steps 127, 165)
+  // (split K: where the layout sums as one sequence (Config::k_seq, the pooler's pair: always, since only its x-ring
+  // cluster kernels run that sum) or the bench asks; perf-notes steps 127, 165, 166)
   if (a.cs != 1 && !a.seq_req && a.xring_req <= 0) return false;
+  if (a.seq_req && a.cs == 2) return true;
   const int k_cta = a.wk * a.gpw * 64;
   const size_t xb = nt == 1   ? x_smem_bytes<1>(k_cta, a.m)
                     : nt == 2 ? x_smem_bytes<2>(k_cta, a.m)
@@ -1562,7 +1571,6 @@ void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr) {
   if (a.cs > 1 && a.cs <= 8 && a.allow_cluster &&
       static_cast<int64_t>(max_clusters(kern_c, grid, threads, smem, a.cs)) * a.cs >=
           static_cast<int64_t>(grid.x) * grid.y) {
-    a.seq = (Src::kTerms == 1 && a.seq_req && a.cs == 2) ? 1 : 0;  // (Config::k_seq, perf-notes step 165)
     LaunchCfg ccfg(grid, static_cast<int>(threads), smem, stream, false, a.cs);
     check(cudaLaunchKernelEx(&ccfg.lc, kern_c, a, xm), "skinny cluster launch");
     return;
