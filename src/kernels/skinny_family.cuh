@@ -57,7 +57,7 @@ namespace solgemm::kernels::family {
 
 constexpr int kMaxStages = 16;
 constexpr int kXPhases = 4;                     // x staged in up to this many phases (ring mode)
-// full[stages], empty[stages], xph[phases] and the cluster tail's receive mbarrier; a multiple of 128 bytes, so
+// full[stages], empty[stages], xph[phases] and the cluster tail's two receive mbarriers; a multiple of 128 bytes, so
 // that the ring after them stays 128-byte aligned (the runs with it at +288 bytes were ~0.4 us slower at m <= 8:
 // perf-notes step 25)
 constexpr int kBarBytes = ((2 * kMaxStages + kXPhases + 2) * 8 + 127) / 128 * 128;
@@ -116,8 +116,8 @@ struct Args {
                                      // so that no box row is out of bounds: perf-notes step 132)
   int seq_req = 0;                   // Config::k_seq (make_args)
   int seq = 0;                       // set by launch where seq_req and a pair (cs = 2) runs as one cluster (the
-                                     // pair's kernels, kSeqOk): its 2 wk k warps summed as one sequence, as one CTA of 2 wk warps
-                                     // would (perf-notes step 165), each CTA finishing half the tile
+                                     // pair's kernels, kSeqOk): its 2 wk k warps summed as one sequence, as one CTA
+                                     // of 2 wk warps would, each CTA finishing half the tile (perf-notes 165, 166)
   // (the two last: the earlier members keep their offsets, so every other kernel's code stays as it was)
 };
 
@@ -1043,11 +1043,12 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
       if (a.seq) {
         // Args::seq (a pair): the pair's 2 wk k warps as one sequence (k ascending), as one CTA of 2 wk warps adds
         // them, then the corrections of the pair's whole k range, (P + dp) + dw (each CTA's exception warp made them
-        // for the whole range). CTA 0 finishes the first half of the tile, CTA 1 the second: P = ((w0 + .. + w[wk-1])
-        // + w'0 + .. + w'[wk-1]) with w the CTA 0's warp partials and w' CTA 1's. Push (the rings hold what arrives):
-        // once both CTAs have left their main loops, CTA 0 puts its warps' sum of the second half into CTA 1's ring and
-        // CTA 1 its wk warp partials of the first half into CTA 0's (st.async, each completing on the receiver's own
-        // mbarrier); else (pull) each reads the other's shared memory after a cluster barrier.
+        // over that range for the row tiles of its half: exception_bounds). CTA 0 finishes the first half of the
+        // tile, CTA 1 the second: P = ((w0 + .. + w[wk-1]) + w'0 + .. + w'[wk-1]) with w CTA 0's warp partials and w'
+        // CTA 1's. Push (the rings hold what arrives): once both CTAs have left their main loops, CTA 0 puts its
+        // warps' sum of the second half into CTA 1's ring and CTA 1 its wk warp partials of the first half into CTA
+        // 0's (st.async, each completing on the receiver's own mbarrier); else (pull) each reads the other's shared
+        // memory after a cluster barrier.
         const bool by_push = push_tail();
         const int h4 = tile / 8;  // float4s of half the tile
         const int e0 = crank == 0 ? 0 : h4;
