@@ -1063,6 +1063,17 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
           v.z += u.z;
           v.w += u.w;
         };
+        auto peer4 = [&](int w, int e, int q) {  // (pull) warp w's partial float4 e in CTA q's shared memory
+          uint32_t ra;
+          float4 u;
+          asm("mapa.shared::cluster.u32 %0, %1, %2;\n"
+              : "=r"(ra)
+              : "r"(part_s + 16u * static_cast<uint32_t>(w * (tile / 4) + e)), "r"(q));
+          asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+                       : "=f"(u.x), "=f"(u.y), "=f"(u.z), "=f"(u.w)
+                       : "r"(ra));
+          return u;
+        };
         auto own_sum = [&](int e) {  // this CTA's k warps in order
           float4 v = part4[e];
           for (int w = 1; w < a.wk; ++w) add4(v, part4[w * (tile / 4) + e]);
@@ -1096,41 +1107,14 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
           if (crank == 0) {
             v = own_sum(e);
 #pragma unroll 1
-            for (int w = 0; w < a.wk; ++w) {
-              float4 u;
-              if (by_push) {
-                u = rv4[w * h4 + e];
-              } else {
-                uint32_t ra;
-                asm("mapa.shared::cluster.u32 %0, %1, %2;\n"
-                    : "=r"(ra)
-                    : "r"(part_s + 16u * static_cast<uint32_t>(w * (tile / 4) + e)), "r"(1));
-                asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
-                             : "=f"(u.x), "=f"(u.y), "=f"(u.z), "=f"(u.w)
-                             : "r"(ra));
-              }
-              add4(v, u);
-            }
+            for (int w = 0; w < a.wk; ++w) add4(v, by_push ? rv4[w * h4 + e] : peer4(w, e, 1));
           } else {
             if (by_push) {
               v = rv4[e - h4];
             } else {  // (CTA 0's warps, summed here in the same order)
-              uint32_t ra;
-              asm("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(ra) : "r"(part_s + 16u * static_cast<uint32_t>(e)), "r"(0));
-              asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
-                           : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-                           : "r"(ra));
+              v = peer4(0, e, 0);
 #pragma unroll 1
-              for (int w = 1; w < a.wk; ++w) {
-                float4 u;
-                asm("mapa.shared::cluster.u32 %0, %1, %2;\n"
-                    : "=r"(ra)
-                    : "r"(part_s + 16u * static_cast<uint32_t>(w * (tile / 4) + e)), "r"(0));
-                asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
-                             : "=f"(u.x), "=f"(u.y), "=f"(u.z), "=f"(u.w)
-                             : "r"(ra));
-                add4(v, u);
-              }
+              for (int w = 1; w < a.wk; ++w) add4(v, peer4(w, e, 0));
             }
             for (int w = 0; w < a.wk; ++w) add4(v, part4[w * (tile / 4) + e]);
           }
