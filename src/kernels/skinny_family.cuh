@@ -391,6 +391,15 @@ constexpr bool x_phases_ok() {
 struct ExcBounds {
   uint32_t lo = 0, hi = 0;
 };
+// The exception warp's corrections of float4 e of the CTA's tile (dl4: dp, then dw, `tile` floats each), added to the
+// k warps' sum v as (v + dp) + dw.
+__device__ __forceinline__ void add_corrections(float4& v, const float4* dl4, int e, int tile) {
+  const float4 p = dl4[e], q = dl4[tile / 4 + e];
+  v.x = (v.x + p.x) + q.x;
+  v.y = (v.y + p.y) + q.y;
+  v.z = (v.z + p.z) + q.z;
+  v.w = (v.w + p.w) + q.w;
+}
 // The k groups [x, y) whose exceptions the CTA corrects: its own (split crank); with `seq` (Args::seq, a pair) both
 // CTAs take the pair's whole k range. (`seq` is false at compile time in every kernel but the pair's: the others keep
 // their code as it was, perf-notes step 166.)
@@ -990,13 +999,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
         v.z += u.z;
         v.w += u.w;
       }
-      if constexpr (Src::kExc) {
-        const float4 p = dl4[e], q = dl4[tile / 4 + e];
-        v.x = (v.x + p.x) + q.x;
-        v.y = (v.y + p.y) + q.y;
-        v.z = (v.z + p.z) + q.z;
-        v.w = (v.w + p.w) + q.w;
-      }
+      if constexpr (Src::kExc) add_corrections(v, dl4, e, tile);
       part4[e] = v;
     }
     __syncthreads();
@@ -1118,13 +1121,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
             }
             for (int w = 0; w < a.wk; ++w) add4(v, part4[w * (tile / 4) + e]);
           }
-          if constexpr (Src::kExc) {
-            const float4 p = dl4[e], q = dl4[tile / 4 + e];
-            v.x = (v.x + p.x) + q.x;
-            v.y = (v.y + p.y) + q.y;
-            v.z = (v.z + p.z) + q.z;
-            v.w = (v.w + p.w) + q.w;
-          }
+          if constexpr (Src::kExc) add_corrections(v, dl4, e, tile);
           const float vv[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
           for (int j = 0; j < 4; ++j) {
