@@ -450,7 +450,8 @@ TEST(Skinny, XRingEqualsStagedX) {
 // A pair that sums as one sequence (Config::k_seq: the pooler's layout at 17..32 tokens, perf-notes steps 165, 166)
 // gives the bits of its one-CTA twin (split_k 1, twice the k warps: the same k slices added in the same order, the
 // same corrections), at every token count and n_tiles, with x through the ring; finite, nothing written past m x rows.
-// Also an odd shape whose second CTA has fewer groups and an odd rt_cta (both exception warps then take every row).
+// Also an odd shape whose second CTA has fewer groups and an odd rt_cta (both exception warps then take every row), and
+// the pair's fallback through the workspace (no cluster; checked against FP64 only: another association).
 TEST(Skinny, PairSequenceEqualsOneCta) {
   SOLGEMM_REQUIRE_GPU();
   const uint64_t seed = solgemm::testing::test_seed(0x9A1Bu);
@@ -499,6 +500,19 @@ TEST(Skinny, PairSequenceEqualsOneCta) {
         EXPECT_LE(skt::rel_l2(o[j], href, s.rows, 0, m), 1e-2) << (j ? "pair" : "one CTA");
       }
       EXPECT_TRUE(o[0] == o[1]) << "the pair's sequence differs from its one-CTA twin";
+      // The pair where it cannot run as a cluster (the bench's no_cluster; a GPU that cannot hold the pairs at once):
+      // x still through the ring, split K through the workspace, another association: correct, finite, in bounds.
+      solgemm::kernels::PackedView vn = v;
+      vn.no_cluster = true;
+      SKT_CK(cudaMemset(out.p, 0xFF, total * 2));
+      solgemm::kernels::launch_skinny(solgemm::layout_config(2, s.rt, s.wk, s.gpw, nt, true), vn, x.p, m,
+                                      reinterpret_cast<__nv_bfloat16*>(out.p), s.rows, nullptr);
+      SKT_CK(cudaDeviceSynchronize());
+      const std::vector<uint16_t> on = out.get();
+      const skt::PoisonCounts pcn = skt::poison_counts(on, static_cast<size_t>(m) * s.rows);
+      EXPECT_EQ(pcn.bad, 0u) << "pair through the workspace: NaN/Inf (unwritten?) in out";
+      EXPECT_EQ(pcn.guard_bad, 0u) << "pair through the workspace: written past m x rows";
+      EXPECT_LE(skt::rel_l2(on, href, s.rows, 0, m), 1e-2) << "pair through the workspace";
     }
   }
 }
