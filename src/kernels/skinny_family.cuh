@@ -114,7 +114,7 @@ struct Args {
   int xbox_req = 0;                  // PackedView::xbox (bench A/B; 0 in the library's calls)
   int xbox_rows = 0;                 // kXR: token rows of a box (8 NT; the call's m where a single chunk holds fewer,
                                      // so that no box row is out of bounds: perf-notes step 132)
-  int seq_req = 0;                   // Config::k_seq (make_args)
+  int seq_req = 0;                   // Config::k_seq of a pair (make_args)
   int seq = 0;                       // set by launch where seq_req and a pair (cs = 2) runs as one cluster (the
                                      // pair's kernels, kSeqOk): its 2 wk k warps summed as one sequence, as one CTA
                                      // of 2 wk warps would, each CTA finishing half the tile (perf-notes 165, 166)
@@ -140,7 +140,7 @@ inline Args make_args(const char* who, const Config& cfg, const __nv_bfloat16* x
   a.wk = cfg.wk;
   a.gpw = cfg.gpw;
   a.cs = cfg.split_k;
-  a.seq_req = cfg.k_seq ? 1 : 0;
+  a.seq_req = cfg.k_seq && cfg.split_k == 2 ? 1 : 0;  // (pairs only)
   a.xvec = (k % 8 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0) ? 1 : 0;
   a.ws = split.ws;
   a.cnt = split.cnt;
@@ -391,6 +391,13 @@ constexpr bool x_phases_ok() {
 struct ExcBounds {
   uint32_t lo = 0, hi = 0;
 };
+// v += u, component by component.
+__device__ __forceinline__ void add4(float4& v, const float4& u) {
+  v.x += u.x;
+  v.y += u.y;
+  v.z += u.z;
+  v.w += u.w;
+}
 // The exception warp's corrections of float4 e of the CTA's tile (dl4: dp, then dw, `tile` floats each), added to the
 // k warps' sum v as (v + dp) + dw.
 __device__ __forceinline__ void add_corrections(float4& v, const float4* dl4, int e, int tile) {
@@ -992,13 +999,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
     const float4* dl4 = reinterpret_cast<const float4*>(smem + a.dl_off);
     for (int e = threadIdx.x; e < tile / 4; e += nthreads) {
       float4 v = part4[e];
-      for (int w = 1; w < a.wk; ++w) {
-        const float4 u = part4[w * (tile / 4) + e];
-        v.x += u.x;
-        v.y += u.y;
-        v.z += u.z;
-        v.w += u.w;
-      }
+      for (int w = 1; w < a.wk; ++w) add4(v, part4[w * (tile / 4) + e]);
       if constexpr (Src::kExc) add_corrections(v, dl4, e, tile);
       part4[e] = v;
     }
@@ -1060,12 +1061,6 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
         const uint32_t part_s = smem_u32(part), recv = smem_u32(smem) + static_cast<uint32_t>(ring_off);
         const float4* dl4 = reinterpret_cast<const float4*>(smem + a.dl_off);
         namespace cg = cooperative_groups;
-        auto add4 = [](float4& v, const float4& u) {
-          v.x += u.x;
-          v.y += u.y;
-          v.z += u.z;
-          v.w += u.w;
-        };
         auto peer4 = [&](int w, int e, int q) {  // (pull) warp w's partial float4 e in CTA q's shared memory
           uint32_t ra;
           float4 u;
@@ -1342,7 +1337,7 @@ inline bool use_xring(const Args& a, int nt, bool two_per_sm) {
   // (split K: where the layout sums as one sequence (Config::k_seq, the pooler's pair: always, since only its x-ring
   // cluster kernels run that sum) or the bench asks; perf-notes steps 127, 165, 166)
   if (a.cs != 1 && !a.seq_req && a.xring_req <= 0) return false;
-  if (a.seq_req && a.cs == 2) return true;
+  if (a.seq_req) return true;
   const int k_cta = a.wk * a.gpw * 64;
   const size_t xb = nt == 1   ? x_smem_bytes<1>(k_cta, a.m)
                     : nt == 2 ? x_smem_bytes<2>(k_cta, a.m)
@@ -1522,9 +1517,15 @@ void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr) {
     throw Error(fmt::format("solgemm: skinny launch: split-K workspace too small ({} floats, {} counters needed; {}, "
                             "{} allocated: PrepareOptions::max_m?)", need.floats, need.counters, a.ws_cap, a.cnt_cap));
   const unsigned threads = static_cast<unsigned>((warps + 1 + kExcWarps) * 32);
+  // Split K with cs <= 8 as clusters of cs CTAs where the kernel's whole grid fits on the GPU at once.
+  auto as_clusters = [&](auto kernel_fn) {
+    return a.cs > 1 && a.cs <= 8 && a.allow_cluster &&
+           static_cast<int64_t>(max_clusters(kernel_fn, grid, threads, smem, a.cs)) * a.cs >=
+               static_cast<int64_t>(grid.x) * grid.y;
+  };
   if constexpr (kXrOk) {
+    if (xr && a.stages < 1) throw Error("solgemm: skinny launch: x through the ring needs a ring");
     if (xr && a.cs == 1) {  // (no split K: no cluster, no workspace)
-      if (a.stages < 1) throw Error("solgemm: skinny launch: x through the ring needs a ring");
       skinny_kernel<Src, NT, MAXT, MINB, false, kBench, true><<<grid, threads, smem, stream>>>(a, xm);
       check(cudaGetLastError(), "skinny launch (x ring)");
       return;
@@ -1533,11 +1534,8 @@ void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr) {
                // (with Config::k_seq summing as one sequence, Args::seq), else through the workspace (last arrival sums;
                // then a k_seq layout's rows are not bitwise those of its one-CTA twin)
       auto kern_cx = skinny_kernel<Src, NT, MAXT, MINB, true, kBench, true>;
-      if (a.stages < 1) throw Error("solgemm: skinny launch: x through the ring needs a ring");
-      if (a.cs <= 8 && a.allow_cluster &&
-          static_cast<int64_t>(max_clusters(kern_cx, grid, threads, smem, a.cs)) * a.cs >=
-              static_cast<int64_t>(grid.x) * grid.y) {
-        a.seq = (Src::kTerms == 1 && a.seq_req && a.cs == 2) ? 1 : 0;
+      if (as_clusters(kern_cx)) {
+        a.seq = a.seq_req;
         LaunchCfg ccfg(grid, static_cast<int>(threads), smem, stream, false, a.cs);
         check(cudaLaunchKernelEx(&ccfg.lc, kern_cx, a, xm), "skinny cluster launch (x ring)");
         return;
@@ -1550,9 +1548,7 @@ void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr) {
   // Split K with cs <= 8: if the whole grid fits on the GPU at once as clusters of cs CTAs, reduce through
   // distributed shared memory instead of the workspace (no global round trips). The answer depends on the
   // kernel, its shared memory, the block and cluster size: asked once, then cached.
-  if (a.cs > 1 && a.cs <= 8 && a.allow_cluster &&
-      static_cast<int64_t>(max_clusters(kern_c, grid, threads, smem, a.cs)) * a.cs >=
-          static_cast<int64_t>(grid.x) * grid.y) {
+  if (as_clusters(kern_c)) {
     LaunchCfg ccfg(grid, static_cast<int>(threads), smem, stream, false, a.cs);
     check(cudaLaunchKernelEx(&ccfg.lc, kern_c, a, xm), "skinny cluster launch");
     return;
