@@ -18,7 +18,8 @@
 // split and a few others, with cuBLAS and the vendor family timed in the same pass (TUNE_STREAM_ONLY=1 skips the
 // skinny sweep; TUNE_STREAM_SPLITS picks the splits; TUNE_TRACE=1 adds per-CTA timelines). The router's wide hi + lo
 // rows: TUNE_WIDE_SPLITS picks the splits, TUNE_WIDE_ONLY=1 skips the router family's sweep. TUNE_LAYOUTS lists the
-// layouts to screen instead of every valid one (given_layouts; bench_data.cuh env_layouts).
+// layouts to screen instead of every valid one (given_layouts; bench_data.cuh env_layouts); TUNE_PAIRS=0 leaves out the
+// split-2 cluster pairs ("/xr/sq") that the BF16 sweep screens beside each split-2 layout.
 //
 // Output: markdown on stdout, one table per shape (committed under docs/results/tuning/).
 // Usage: tune_plan [screen reps=15] [final reps=60] [m list, e.g. 1,8,16] [shape name]
@@ -64,8 +65,10 @@ std::string kclass(const Layout& l) {
 
 // Every layout that covers k_groups exactly with at most `max_warps` compute warps per CTA and at most two CTAs
 // per SM in one wave (TUNE_CTAS_PER_SM=n: n; small CTAs of the 2-CTA variant fit more) (and at least a quarter of
-// the SMs busy), counting the `chunks` token chunks of a call.
-std::vector<Layout> layouts(int64_t row_tiles, int64_t k_groups, int max_warps, int sms, int64_t chunks) {
+// the SMs busy), counting the `chunks` token chunks of a call. With `pairs` (BF16 weights; TUNE_PAIRS=0: off) every
+// split-2 layout with a ring (gpw >= 2) also as the cluster pair with x through the ring that sums as one sequence
+// ("/xr/sq", Config::k_seq: the K order of its one-CTA twin, perf-notes steps 165, 166).
+std::vector<Layout> layouts(int64_t row_tiles, int64_t k_groups, int max_warps, int sms, int64_t chunks, bool pairs) {
   static const int per_sm = std::getenv("TUNE_CTAS_PER_SM") ? std::max(1, std::atoi(std::getenv("TUNE_CTAS_PER_SM"))) : 2;
   std::vector<Layout> v;
   for (int cs : {1, 2, 4, 8, 16})
@@ -78,9 +81,19 @@ std::vector<Layout> layouts(int64_t row_tiles, int64_t k_groups, int max_warps, 
         const int64_t ctas = cs * ((row_tiles + rt - 1) / rt) * chunks;
         if (ctas > per_sm * sms || ctas < sms / 4) continue;
         v.push_back({cs, rt, wk, gpw});
+        if (pairs && cs == 2 && gpw >= 2) {
+          Layout p{cs, rt, wk, gpw};
+          p.xring = 1;
+          p.k_seq = true;
+          v.push_back(p);
+        }
       }
     }
   return v;
+}
+bool pairs_on() {
+  const char* e = std::getenv("TUNE_PAIRS");
+  return e == nullptr || std::atoi(e) != 0;
 }
 
 struct Result {
@@ -399,7 +412,8 @@ int main(int argc, char** argv) {
       const std::vector<Layout> given = given_layouts();
       for (const Layout& l : wide_only        ? std::vector<Layout>{}
                              : !given.empty() ? given
-                                              : layouts(comp_tiles, k_groups, max_warps, tm.sms, (m + 8 * nt - 1) / (8 * nt))) {
+                                              : layouts(comp_tiles, k_groups, max_warps, tm.sms, (m + 8 * nt - 1) / (8 * nt),
+                                                        !sh.hilo && pairs_on())) {
         CK(cudaMemset(out, 0xFF, n_out * 4));
         try {
           run(l);
