@@ -32,6 +32,7 @@
 #include <cstdlib>
 #include <exception>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -372,6 +373,9 @@ int main(int argc, char** argv) {
       Layout plan_l{plan.cfg.split_k, plan.cfg.rt_cta, plan.cfg.wk, plan.cfg.gpw};
       plan_l.k_seq = plan.cfg.k_seq;
       const int max_warps = sh.hilo ? (nt == 8 ? 8 : 16) : (nt == 4 ? 18 : 30);  // (12-bit, with the exception warp: family_dispatch.cuh)
+      // How each skinny layout reduced split K (launch_skinny's path): a split layout that did not run as a cluster
+      // is marked "[ws]" in the table (through the workspace: the GPU could not hold its clusters at once, or "/nc").
+      std::map<std::string, int> path_of;
       auto run = [&](const Layout& l) {
         const solgemm::Config c = solgemm::layout_config(l.cs, l.rt, l.wk, l.gpw, nt, l.k_seq);
         if (sh.hilo) {
@@ -386,8 +390,15 @@ int main(int argc, char** argv) {
           if (l.max_stages > 0) v.max_stages = l.max_stages;
           v.no_direct0 = l.no_direct0;
           v.xbox = l.xbox;
-          solgemm::kernels::launch_skinny(c, v, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
+          int path = solgemm::kernels::kPathNone;
+          solgemm::kernels::launch_skinny(c, v, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s, &path);
+          path_of[lstr(l)] = path;
         }
+      };
+      auto lname = [&](const Layout& l) {
+        const auto it = path_of.find(lstr(l));
+        const bool ws = l.cs > 1 && it != path_of.end() && it->second != solgemm::kernels::kPathCluster;
+        return lstr(l) + (ws ? "[ws]" : "");
       };
       // The reference output: cuBLAS (BF16), or the plan's layout (router; covered by the GPU tests).
       const size_t n_out = static_cast<size_t>(m) * sh.rows;
@@ -470,13 +481,13 @@ int main(int argc, char** argv) {
         }) - fixed;
       }
       std::string best;
-      for (const Result& r : top) best += fmt::format("{}{} {:.2f} ({})", best.empty() ? "" : "; ", lstr(r.l), r.us, kclass(r.l));
+      for (const Result& r : top) best += fmt::format("{}{} {:.2f} ({})", best.empty() ? "" : "; ", lname(r.l), r.us, kclass(r.l));
       const float best_us = std::min(top.empty() ? 1e9f : top.front().us, std::min(plan_us, cls.us));
       const char* fastest = best_us <= std::min(cublas_us, vendor_us) ? (sh.hilo ? "router" : "skinny")
                             : (sh.hilo ? "cuBLAS hi + lo" : (vendor_us < cublas_us ? "vendor" : "cuBLAS"));
       std::printf("| %d | %d | %s | %s %.2f | %s | %s %.2f | %.2f | %.2f | %s |\n", m, nt,
-                  solgemm::to_string(chosen), lstr(plan_l).c_str(),
-                  plan_us, best.c_str(), lstr(cls.l).c_str(), cls.us, cublas_us, vendor_us, fastest);
+                  solgemm::to_string(chosen), lname(plan_l).c_str(),
+                  plan_us, best.c_str(), lname(cls.l).c_str(), cls.us, cublas_us, vendor_us, fastest);
       if (failed) std::printf("<!-- %d layouts gave wrong output -->\n", failed);
       if (sh.hilo && m > 8) {  // the wide family's hi + lo source (wgmma): K splits, checked against the plan layout
         std::string row;

@@ -517,6 +517,64 @@ TEST(Skinny, PairSequenceEqualsOneCta) {
   }
 }
 
+// Clusters of 16, the non-portable size (skinny_family.cuh launch): qkv_gate's balanced layout cs16 / rt9 / wk1 / g8 (256
+// CTAs of 72 groups, two per SM, a cluster spanning 8 SMs of one GPC) reduced on chip gives the bits of the same layout
+// through the workspace (the same partials added in split order), at 1..16 tokens; every output written, nothing past
+// m x rows, the FP64 reference's error. Which reduction ran is printed: a GPU whose GPCs cannot place the 16 clusters at
+// once runs both through the workspace (then the equality is the workspace's with itself).
+TEST(Skinny, Cluster16EqualsWorkspace) {
+  SOLGEMM_REQUIRE_GPU();
+  const uint64_t seed = solgemm::testing::test_seed(0xC16u);
+  const int64_t n = 2304, k = 8192, rows = 2304;
+  SCOPED_TRACE(skt::seed_msg(seed));
+  Dev<__nv_bfloat16> dw(static_cast<size_t>(n * k));
+  std::vector<uint16_t> hw;
+  ASSERT_NO_FATAL_FAILURE(skt::gen_weights(dw.p, n, k, seed, 0.02f, &hw));
+  const solgemm::format::Packed pk = solgemm::format::encode_bf16(hw.data(), n, k);
+  ASSERT_EQ(pk.code, solgemm::format::Code::bits12);
+  ASSERT_GT(pk.exc.size(), 0u);  // (the corrections are part of each CTA's partial)
+  const DevPacked dp(pk);
+  const DevSplit ws(size_t{1} << 22);
+  SKT_CK(cudaDeviceSynchronize());
+  solgemm::kernels::PackedView v = dp.view;
+  v.split = ws.split;
+  constexpr int kTok = 16;
+  Dev<__nv_bfloat16> x(static_cast<size_t>(kTok * k));
+  skt::gen_bf16<<<1024, 256>>>(x.p, kTok * k, seed + 3, 1.0f);
+  Dev<double> ref(static_cast<size_t>(kTok * rows));
+  skt::ref_fp64<<<dim3(static_cast<unsigned>(rows), kTok / 8), 256>>>(x.p, dw.p, ref.p, kTok, rows, k);
+  SKT_CK(cudaDeviceSynchronize());
+  const std::vector<double> href = ref.get();
+  const size_t total = static_cast<size_t>(kTok * rows + kGuard);
+  Dev<uint16_t> out(total);
+  for (int m : {1, 2, 5, 8, 9, 16}) {
+    SCOPED_TRACE("m=" + std::to_string(m));
+    const solgemm::Config cfg = solgemm::layout_config(16, 9, 1, 8, m <= 8 ? 1 : 2);
+    std::vector<uint16_t> o[2];
+    int path[2] = {solgemm::kernels::kPathNone, solgemm::kernels::kPathNone};
+    for (int j = 0; j < 2; ++j) {
+      solgemm::kernels::PackedView vj = v;
+      vj.no_cluster = j == 1;
+      SKT_CK(cudaMemset(out.p, 0xFF, total * 2));
+      solgemm::kernels::launch_skinny(cfg, vj, x.p, m, reinterpret_cast<__nv_bfloat16*>(out.p), rows, nullptr, &path[j]);
+      SKT_CK(cudaDeviceSynchronize());
+      o[j] = out.get();
+      const skt::PoisonCounts pc = skt::poison_counts(o[j], static_cast<size_t>(m) * rows);
+      EXPECT_EQ(pc.bad, 0u) << (j ? "workspace" : "default") << ": NaN/Inf (unwritten?) in out";
+      EXPECT_EQ(pc.guard_bad, 0u) << (j ? "workspace" : "default") << ": written past m x rows";
+      EXPECT_LE(skt::rel_l2(o[j], href, rows, 0, m), 1e-2) << (j ? "workspace" : "default");
+    }
+    EXPECT_TRUE(path[1] == solgemm::kernels::kPathCooperative || path[1] == solgemm::kernels::kPathLastArrival)
+        << "no_cluster ran path " << path[1];
+    EXPECT_TRUE(path[0] == solgemm::kernels::kPathCluster || path[0] == path[1]) << "default ran path " << path[0];
+    EXPECT_TRUE(o[0] == o[1]) << "clusters of 16 differ from the workspace's sums";
+    if (m == 1)
+      std::printf("[ Cluster16 ] cs16 / rt9 / wk1 / g8 on 2304 x 8192 ran %s\n",
+                  path[0] == solgemm::kernels::kPathCluster ? "as clusters of 16 (on chip)"
+                                                            : "through the workspace (16 clusters of 16 do not fit)");
+  }
+}
+
 // The x ring's boxes hold m token rows where one chunk holds all m < 8 n_tiles tokens (perf-notes step 132): the slot
 // rows past m keep whatever an earlier launch left there. Their MMA columns must never reach the output: a launch at
 // 32 tokens of NaN x first, then m = 1 / 3 / 9 / 17 / 24 tokens of real x, bitwise equal to the same call after a launch

@@ -75,7 +75,7 @@ void skinny_src(const Config& cfg, const Args& a, cudaStream_t stream, const CUt
 
 template <int kBench>
 void skinny_dispatch(const Config& cfg, const PackedView& w, const __nv_bfloat16* x, int64_t m, __nv_bfloat16* out,
-                     int64_t rows, cudaStream_t stream) {
+                     int64_t rows, cudaStream_t stream, int* path = nullptr) {
   Args a = make_args("skinny", cfg, x, out, m, rows, w.k, w.k_groups, w.split);
   a.w0 = w.data;
   a.exc_off = w.exc_off;
@@ -116,10 +116,12 @@ void skinny_dispatch(const Config& cfg, const PackedView& w, const __nv_bfloat16
     xm = a.x4d ? xtma_map(a, cfg.n_tiles) : bf16_tensor_map(x, w.k, m, 64, a.xbox_rows, "skinny: x");
     xmap = &xm;
   }
+  t_launch_path = kPathNone;
   if (w.bits12)
     skinny_src<Dec12, kBench>(cfg, a, stream, xmap);
   else
     skinny_src<Raw16, kBench>(cfg, a, stream, xmap);
+  if (path != nullptr) *path = t_launch_path;
 }
 
 // ---- router (hi + lo, or hi + lo + lo2 exact) -----------------------------------------------------------------

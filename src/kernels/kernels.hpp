@@ -126,6 +126,10 @@ struct SplitWs {
 SplitWs split_ws_need(Storage storage, int64_t n, int64_t k, int64_t max_m);
 
 // Device view of a packed matrix (format.hpp).
+// How a skinny launch reduced split K (launch_skinny's `path`; tests and the bench): no split, through a cluster's
+// distributed shared memory, through the workspace in one cooperative launch, or by the last arrival.
+enum LaunchPath : int { kPathNone = 0, kPathPlain = 1, kPathCluster = 2, kPathCooperative = 3, kPathLastArrival = 4 };
+
 struct PackedView {
   const uint8_t* data = nullptr;     // groups
   const uint32_t* exc_off = nullptr; // row_tiles * k_blocks + 1
@@ -166,9 +170,9 @@ inline PackedView packed_view(const format::Packed& pk, const uint8_t* data, con
   return v;
 }
 
-// skinny.cu: m <= 64, packed12 / packed16.
+// skinny.cu: m <= 64, packed12 / packed16. `path` (tests, bench): set to how the launch reduced split K (LaunchPath).
 void launch_skinny(const Config& cfg, const PackedView& w, const __nv_bfloat16* x, int64_t m,
-                   __nv_bfloat16* out, int64_t rows, cudaStream_t stream);
+                   __nv_bfloat16* out, int64_t rows, cudaStream_t stream, int* path = nullptr);
 
 // wide.cu: 64 < m (tuned for m <= 256), packed12 / packed16: decoded weights as wgmma's register A operand.
 void launch_wide(const Config& cfg, const PackedView& w, const __nv_bfloat16* x, int64_t m, __nv_bfloat16* out,

@@ -14,8 +14,8 @@
 namespace solgemm::kernels {
 
 void launch_skinny(const Config& cfg, const PackedView& w, const __nv_bfloat16* x, int64_t m, __nv_bfloat16* out,
-                   int64_t rows, cudaStream_t stream) {
-  family::skinny_dispatch<family::kLibrary>(cfg, w, x, m, out, rows, stream);
+                   int64_t rows, cudaStream_t stream, int* path) {
+  family::skinny_dispatch<family::kLibrary>(cfg, w, x, m, out, rows, stream, path);
 }
 
 SplitWs split_ws_need(Storage storage, int64_t n, int64_t k, int64_t max_m) {

@@ -1469,6 +1469,10 @@ int max_clusters(Kern kernel, dim3 grid, unsigned threads, size_t smem, int cs) 
   return n;
 }
 
+// How the last launch() of this host thread ran (LaunchPath, kernels.hpp; launch_skinny's `path`: tests and the bench
+// ask which reduction a split-K layout got; the library's calls pass none).
+inline thread_local int t_launch_path = kPathNone;
+
 // One launch: grid (cs * row blocks, token chunks), rt_cta * wk compute warps + 1 producer warp; clusters of cs
 // CTAs when the whole grid fits at once (split K through DSMEM), else none (split K through the workspace).
 // xmap: x's tensor map where use_xring says so (x through the ring), else null.
@@ -1481,6 +1485,12 @@ void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr) {
     RelaxedCapture relaxed;
     check(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024), "smem attribute");
     check(cudaFuncSetAttribute(kern_c, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024), "smem attribute");
+    // Clusters of 16, the non-portable size (as_clusters below), best effort: where it cannot be set, the occupancy
+    // query says no cluster of 16 fits and such a layout reduces through the workspace.
+    auto allow16 = [](auto fn) {
+      if (cudaFuncSetAttribute(fn, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) cudaGetLastError();
+    };
+    allow16(kern_c);
     if constexpr (kXrOk) {
       check(cudaFuncSetAttribute(skinny_kernel<Src, NT, MAXT, MINB, false, kBench, true>,
                                  cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024),
@@ -1488,6 +1498,7 @@ void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr) {
       check(cudaFuncSetAttribute(skinny_kernel<Src, NT, MAXT, MINB, true, kBench, true>,
                                  cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024),
             "smem attribute");
+      allow16(skinny_kernel<Src, NT, MAXT, MINB, true, kBench, true>);
     }
     return true;
   }();
@@ -1517,15 +1528,21 @@ void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr) {
     throw Error(fmt::format("solgemm: skinny launch: split-K workspace too small ({} floats, {} counters needed; {}, "
                             "{} allocated: PrepareOptions::max_m?)", need.floats, need.counters, a.ws_cap, a.cnt_cap));
   const unsigned threads = static_cast<unsigned>((warps + 1 + kExcWarps) * 32);
-  // Split K with cs <= 8 as clusters of cs CTAs where the kernel's whole grid fits on the GPU at once.
+  // Split K as clusters of cs CTAs where the kernel's whole grid fits on the GPU at once: cs <= 8 (the portable
+  // sizes), or 16 (non-portable: at two CTAs per SM a cluster spans 8 SMs of one GPC) where the tail pushes, i.e. the
+  // ring holds the whole tile (the kernel's push_tail; its pull path adds at most 8 peers). Clusters of 16 let a
+  // balanced grid reduce on chip: qkv_gate's cs16 / rt9 / wk1 / g8, 256 CTAs of 72 groups (perf-notes step 101).
+  const bool push_fits = a.stages > 0 && static_cast<int64_t>(a.stages) * warps * Src::kLoads * 512 >=
+                                             static_cast<int64_t>(a.rt_cta) * NT * 128 * 4;
   auto as_clusters = [&](auto kernel_fn) {
-    return a.cs > 1 && a.cs <= 8 && a.allow_cluster &&
+    return a.cs > 1 && (a.cs <= 8 || (a.cs == 16 && push_fits)) && a.allow_cluster &&
            static_cast<int64_t>(max_clusters(kernel_fn, grid, threads, smem, a.cs)) * a.cs >=
                static_cast<int64_t>(grid.x) * grid.y;
   };
   if constexpr (kXrOk) {
     if (xr && a.stages < 1) throw Error("solgemm: skinny launch: x through the ring needs a ring");
     if (xr && a.cs == 1) {  // (no split K: no cluster, no workspace)
+      t_launch_path = kPathPlain;
       skinny_kernel<Src, NT, MAXT, MINB, false, kBench, true><<<grid, threads, smem, stream>>>(a, xm);
       check(cudaGetLastError(), "skinny launch (x ring)");
       return;
@@ -1535,20 +1552,23 @@ void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr) {
                // then a k_seq layout's rows are not bitwise those of its one-CTA twin)
       auto kern_cx = skinny_kernel<Src, NT, MAXT, MINB, true, kBench, true>;
       if (as_clusters(kern_cx)) {
+        t_launch_path = kPathCluster;
         a.seq = a.seq_req;
         LaunchCfg ccfg(grid, static_cast<int>(threads), smem, stream, false, a.cs);
         check(cudaLaunchKernelEx(&ccfg.lc, kern_cx, a, xm), "skinny cluster launch (x ring)");
         return;
       }
+      t_launch_path = kPathLastArrival;
       skinny_kernel<Src, NT, MAXT, MINB, false, kBench, true><<<grid, threads, smem, stream>>>(a, xm);
       check(cudaGetLastError(), "skinny launch (x ring, split K through the workspace)");
       return;
     }
   }
-  // Split K with cs <= 8: if the whole grid fits on the GPU at once as clusters of cs CTAs, reduce through
+  // Split K with cs <= 8 (or 16, above): if the whole grid fits on the GPU at once as clusters of cs CTAs, reduce through
   // distributed shared memory instead of the workspace (no global round trips). The answer depends on the
   // kernel, its shared memory, the block and cluster size: asked once, then cached.
   if (as_clusters(kern_c)) {
+    t_launch_path = kPathCluster;
     LaunchCfg ccfg(grid, static_cast<int>(threads), smem, stream, false, a.cs);
     check(cudaLaunchKernelEx(&ccfg.lc, kern_c, a, xm), "skinny cluster launch");
     return;
@@ -1573,11 +1593,13 @@ void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr) {
     }
     if (at_once >= static_cast<int64_t>(grid.x) * grid.y) {
       a.dist = 1;
+      t_launch_path = kPathCooperative;
       const LaunchCfg lcfg(grid, static_cast<int>(threads), smem, stream, true);
       check(cudaLaunchKernelEx(&lcfg.lc, kern, a, xm), "skinny cooperative launch");
       return;
     }
   }
+  t_launch_path = a.cs == 1 ? kPathPlain : kPathLastArrival;
   kern<<<grid, threads, smem, stream>>>(a, xm);
   check(cudaGetLastError(), "skinny launch");
 }
