@@ -490,8 +490,11 @@ TEST(Skinny, PairSequenceEqualsOneCta) {
         const solgemm::Config cfg = j ? solgemm::layout_config(2, s.rt, s.wk, s.gpw, nt, true)
                                       : solgemm::layout_config(1, s.rt, 2 * s.wk, s.gpw, nt);
         SKT_CK(cudaMemset(out.p, 0xFF, total * 2));
-        solgemm::kernels::launch_skinny(cfg, v, x.p, m, reinterpret_cast<__nv_bfloat16*>(out.p), s.rows, nullptr);
+        int path = solgemm::kernels::kPathNone;
+        solgemm::kernels::launch_skinny(cfg, v, x.p, m, reinterpret_cast<__nv_bfloat16*>(out.p), s.rows, nullptr,
+                                        &path);
         SKT_CK(cudaDeviceSynchronize());
+        if (j) ASSERT_EQ(path, solgemm::kernels::kPathCluster) << "the pair did not run as a cluster";
         o[j] = out.get();
         const size_t used = static_cast<size_t>(m) * s.rows;
         const skt::PoisonCounts pc = skt::poison_counts(o[j], used);
@@ -505,9 +508,11 @@ TEST(Skinny, PairSequenceEqualsOneCta) {
       solgemm::kernels::PackedView vn = v;
       vn.no_cluster = true;
       SKT_CK(cudaMemset(out.p, 0xFF, total * 2));
+      int path_n = solgemm::kernels::kPathNone;
       solgemm::kernels::launch_skinny(solgemm::layout_config(2, s.rt, s.wk, s.gpw, nt, true), vn, x.p, m,
-                                      reinterpret_cast<__nv_bfloat16*>(out.p), s.rows, nullptr);
+                                      reinterpret_cast<__nv_bfloat16*>(out.p), s.rows, nullptr, &path_n);
       SKT_CK(cudaDeviceSynchronize());
+      EXPECT_EQ(path_n, solgemm::kernels::kPathLastArrival) << "no_cluster: the x-ring kernel through the workspace";
       const std::vector<uint16_t> on = out.get();
       const skt::PoisonCounts pcn = skt::poison_counts(on, static_cast<size_t>(m) * s.rows);
       EXPECT_EQ(pcn.bad, 0u) << "pair through the workspace: NaN/Inf (unwritten?) in out";
