@@ -77,7 +77,7 @@ std::vector<Layout> layouts(int64_t row_tiles, int64_t k_groups, int max_warps, 
       if (k_groups % (cs * wk) != 0) continue;
       const int gpw = static_cast<int>(k_groups / (cs * wk));
       if (gpw > 112) continue;
-      for (int rt : {1, 2, 3, 4, 6, 8, 9, 12, 16, 18}) {
+      for (int rt : {1, 2, 3, 4, 5, 6, 8, 9, 10, 12, 16, 18}) {
         if (rt * wk > max_warps || rt > row_tiles) continue;
         const int64_t ctas = cs * ((row_tiles + rt - 1) / rt) * chunks;
         if (ctas > per_sm * sms || ctas < sms / 4) continue;
