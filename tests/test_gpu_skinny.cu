@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -57,6 +58,55 @@ struct DevSplit {
 
 constexpr int64_t kGuard = 4096;
 constexpr int kMaxM = 64;
+
+// The family-level tests' setup (launches of the family itself, not through the API): an n x k matrix of N(0, 0.02^2)
+// weights encoded at 12 bits (with exception entries) and copied to the device with a split-K workspace, `tok` tokens
+// of x, the FP64 reference of the first `rows` outputs, and an output buffer with a guard. make() builds it (fatal
+// assertions need a void function: call it under ASSERT_NO_FATAL_FAILURE); run() launches one layout into the
+// NaN-poisoned buffer and checks the output: finite, nothing written past m x rows, within 1e-2 of FP64.
+struct FamilyCase {
+  const int64_t n, k, rows;
+  const int tok;
+  Dev<__nv_bfloat16> dw, x;
+  std::vector<uint16_t> hw;
+  std::unique_ptr<DevPacked> dp;
+  DevSplit ws{size_t{1} << 22};
+  solgemm::kernels::PackedView v;  // the matrix's view with the workspace
+  std::vector<double> href;        // tok x rows
+  const size_t total;              // tok x rows + the guard
+  Dev<uint16_t> out;
+  FamilyCase(int64_t n_, int64_t k_, int64_t rows_, int tok_)
+      : n(n_), k(k_), rows(rows_), tok(tok_), dw(static_cast<size_t>(n_ * k_)), x(static_cast<size_t>(tok_ * k_)),
+        total(static_cast<size_t>(tok_ * rows_ + kGuard)), out(total) {}
+  void make(uint64_t wseed, uint64_t xseed) {
+    ASSERT_NO_FATAL_FAILURE(skt::gen_weights(dw.p, n, k, wseed, 0.02f, &hw));
+    const solgemm::format::Packed pk = solgemm::format::encode_bf16(hw.data(), n, k);
+    ASSERT_EQ(pk.code, solgemm::format::Code::bits12);
+    ASSERT_GT(pk.exc.size(), 0u);  // (the corrections are part of every sum's order)
+    dp = std::make_unique<DevPacked>(pk);
+    SKT_CK(cudaDeviceSynchronize());
+    v = dp->view;
+    v.split = ws.split;
+    skt::gen_bf16<<<1024, 256>>>(x.p, tok * k, xseed, 1.0f);
+    Dev<double> ref(static_cast<size_t>(tok * rows));
+    skt::ref_fp64<<<dim3(static_cast<unsigned>(rows), static_cast<unsigned>(tok / 8)), 256>>>(x.p, dw.p, ref.p, tok,
+                                                                                             rows, k);
+    SKT_CK(cudaDeviceSynchronize());
+    href = ref.get();
+  }
+  // The output into *o (launch errors propagate: a layout that does not fit throws solgemm::Error).
+  void run(const solgemm::Config& cfg, const solgemm::kernels::PackedView& view, int m, const std::string& what,
+           std::vector<uint16_t>* o, int* path = nullptr) {
+    SKT_CK(cudaMemset(out.p, 0xFF, total * 2));
+    solgemm::kernels::launch_skinny(cfg, view, x.p, m, reinterpret_cast<__nv_bfloat16*>(out.p), rows, nullptr, path);
+    SKT_CK(cudaDeviceSynchronize());
+    *o = out.get();
+    const skt::PoisonCounts pc = skt::poison_counts(*o, static_cast<size_t>(m) * rows);
+    EXPECT_EQ(pc.bad, 0u) << what << ": NaN/Inf (unwritten?) in out";
+    EXPECT_EQ(pc.guard_bad, 0u) << what << ": written past m x rows";
+    EXPECT_LE(skt::rel_l2(*o, href, rows, 0, m), 1e-2) << what;
+  }
+};
 
 struct Case {
   int64_t n, k, rows;
@@ -401,46 +451,21 @@ TEST(Skinny, XRingEqualsStagedX) {
                     S{8192, 4096, 1000, 2, 4, 16}, S{4096, 8192, 4096, 2, 8, 16}, S{8192, 4096, 8192, 4, 4, 16}}) {
     SCOPED_TRACE(std::to_string(s.n) + "x" + std::to_string(s.k) + " rows " + std::to_string(s.rows) + " cs " +
                  std::to_string(s.cs) + " " + skt::seed_msg(seed));
-    Dev<__nv_bfloat16> dw(static_cast<size_t>(s.n * s.k));
-    std::vector<uint16_t> hw;
-    ASSERT_NO_FATAL_FAILURE(skt::gen_weights(dw.p, s.n, s.k, seed + static_cast<uint64_t>(s.k), 0.02f, &hw));
-    const solgemm::format::Packed pk = solgemm::format::encode_bf16(hw.data(), s.n, s.k);
-    ASSERT_EQ(pk.code, solgemm::format::Code::bits12);
-    const DevPacked dp(pk);
-    const DevSplit ws(size_t{1} << 22);
-    SKT_CK(cudaDeviceSynchronize());
-    solgemm::kernels::PackedView v = dp.view;
-    v.split = ws.split;
-    constexpr int kTok = 32;
-    Dev<__nv_bfloat16> x(static_cast<size_t>(kTok * s.k));
-    skt::gen_bf16<<<1024, 256>>>(x.p, kTok * s.k, seed + 7, 1.0f);
-    Dev<double> ref(static_cast<size_t>(kTok * s.rows));
-    skt::ref_fp64<<<dim3(static_cast<unsigned>(s.rows), kTok / 8), 256>>>(x.p, dw.p, ref.p, kTok, s.rows, s.k);
-    SKT_CK(cudaDeviceSynchronize());
-    const std::vector<double> href = ref.get();
-    const size_t total = static_cast<size_t>(kTok * s.rows + kGuard);
-    Dev<uint16_t> out(total);
+    FamilyCase fc(s.n, s.k, s.rows, 32);
+    ASSERT_NO_FATAL_FAILURE(fc.make(seed + static_cast<uint64_t>(s.k), seed + 7));
     for (int m : {1, 3, 8, 9, 13, 16, 17, 24, 32}) {
       SCOPED_TRACE("m=" + std::to_string(m));
       const solgemm::Config cfg = solgemm::layout_config(s.cs, s.rt, s.wk, s.gpw, m <= 8 ? 1 : m <= 16 ? 2 : 4);
       std::vector<uint16_t> o[2];
       for (int j = 0; j < 2; ++j) {
+        solgemm::kernels::PackedView v = fc.v;
         v.xring = j ? 1 : -1;
-        SKT_CK(cudaMemset(out.p, 0xFF, total * 2));
         try {
-          solgemm::kernels::launch_skinny(cfg, v, x.p, m, reinterpret_cast<__nv_bfloat16*>(out.p), s.rows, nullptr);
+          ASSERT_NO_FATAL_FAILURE(fc.run(cfg, v, m, j ? "x ring" : "x staged", &o[j]));
         } catch (const solgemm::Error& e) {  // x staged does not fit beside the ring (what the x ring is for)
           ASSERT_EQ(j, 0) << e.what();
           ASSERT_NE(std::string(e.what()).find("bad layout"), std::string::npos) << e.what();
-          continue;
         }
-        SKT_CK(cudaDeviceSynchronize());
-        o[j] = out.get();
-        const size_t used = static_cast<size_t>(m) * s.rows;
-        const skt::PoisonCounts pc = skt::poison_counts(o[j], used);
-        EXPECT_EQ(pc.bad, 0u) << (j ? "x ring" : "x staged") << ": NaN/Inf (unwritten?) in out";
-        EXPECT_EQ(pc.guard_bad, 0u) << (j ? "x ring" : "x staged") << ": written past m x rows";
-        EXPECT_LE(skt::rel_l2(o[j], href, s.rows, 0, m), 1e-2) << (j ? "x ring" : "x staged");
       }
       if (!o[0].empty()) EXPECT_TRUE(o[0] == o[1]) << "x through the ring differs from x staged";
     }
@@ -462,62 +487,24 @@ TEST(Skinny, PairSequenceEqualsOneCta) {
   for (const S s : {S{4096, 8192, 4096, 2, 4, 16}, S{2048, 4160, 2000, 2, 4, 9}, S{1024, 4096, 1000, 1, 4, 8}}) {
     SCOPED_TRACE(std::to_string(s.n) + "x" + std::to_string(s.k) + " rows " + std::to_string(s.rows) + " rt" +
                  std::to_string(s.rt) + " " + skt::seed_msg(seed));
-    Dev<__nv_bfloat16> dw(static_cast<size_t>(s.n * s.k));
-    std::vector<uint16_t> hw;
-    ASSERT_NO_FATAL_FAILURE(skt::gen_weights(dw.p, s.n, s.k, seed + static_cast<uint64_t>(s.k), 0.02f, &hw));
-    const solgemm::format::Packed pk = solgemm::format::encode_bf16(hw.data(), s.n, s.k);
-    ASSERT_EQ(pk.code, solgemm::format::Code::bits12);
-    ASSERT_GT(pk.exc.size(), 0u);  // (the corrections are part of the order)
-    const DevPacked dp(pk);
-    const DevSplit ws(size_t{1} << 22);
-    SKT_CK(cudaDeviceSynchronize());
-    solgemm::kernels::PackedView v = dp.view;
-    v.split = ws.split;
-    constexpr int kTok = 32;
-    Dev<__nv_bfloat16> x(static_cast<size_t>(kTok * s.k));
-    skt::gen_bf16<<<1024, 256>>>(x.p, kTok * s.k, seed + 9, 1.0f);
-    Dev<double> ref(static_cast<size_t>(kTok * s.rows));
-    skt::ref_fp64<<<dim3(static_cast<unsigned>(s.rows), kTok / 8), 256>>>(x.p, dw.p, ref.p, kTok, s.rows, s.k);
-    SKT_CK(cudaDeviceSynchronize());
-    const std::vector<double> href = ref.get();
-    const size_t total = static_cast<size_t>(kTok * s.rows + kGuard);
-    Dev<uint16_t> out(total);
+    FamilyCase fc(s.n, s.k, s.rows, 32);
+    ASSERT_NO_FATAL_FAILURE(fc.make(seed + static_cast<uint64_t>(s.k), seed + 9));
     for (int m : {1, 3, 8, 9, 16, 17, 24, 32}) {
       SCOPED_TRACE("m=" + std::to_string(m));
       const int nt = m <= 8 ? 1 : m <= 16 ? 2 : 4;
-      std::vector<uint16_t> o[2];
-      for (int j = 0; j < 2; ++j) {
-        const solgemm::Config cfg = j ? solgemm::layout_config(2, s.rt, s.wk, s.gpw, nt, true)
-                                      : solgemm::layout_config(1, s.rt, 2 * s.wk, s.gpw, nt);
-        SKT_CK(cudaMemset(out.p, 0xFF, total * 2));
-        int path = solgemm::kernels::kPathNone;
-        solgemm::kernels::launch_skinny(cfg, v, x.p, m, reinterpret_cast<__nv_bfloat16*>(out.p), s.rows, nullptr,
-                                        &path);
-        SKT_CK(cudaDeviceSynchronize());
-        if (j) ASSERT_EQ(path, solgemm::kernels::kPathCluster) << "the pair did not run as a cluster";
-        o[j] = out.get();
-        const size_t used = static_cast<size_t>(m) * s.rows;
-        const skt::PoisonCounts pc = skt::poison_counts(o[j], used);
-        EXPECT_EQ(pc.bad, 0u) << (j ? "pair" : "one CTA") << ": NaN/Inf (unwritten?) in out";
-        EXPECT_EQ(pc.guard_bad, 0u) << (j ? "pair" : "one CTA") << ": written past m x rows";
-        EXPECT_LE(skt::rel_l2(o[j], href, s.rows, 0, m), 1e-2) << (j ? "pair" : "one CTA");
-      }
-      EXPECT_TRUE(o[0] == o[1]) << "the pair's sequence differs from its one-CTA twin";
+      const solgemm::Config pair = solgemm::layout_config(2, s.rt, s.wk, s.gpw, nt, true);
+      std::vector<uint16_t> one, seq, ws;
+      int path = solgemm::kernels::kPathNone;
+      ASSERT_NO_FATAL_FAILURE(fc.run(solgemm::layout_config(1, s.rt, 2 * s.wk, s.gpw, nt), fc.v, m, "one CTA", &one));
+      ASSERT_NO_FATAL_FAILURE(fc.run(pair, fc.v, m, "pair", &seq, &path));
+      ASSERT_EQ(path, solgemm::kernels::kPathCluster) << "the pair did not run as a cluster";
+      EXPECT_TRUE(one == seq) << "the pair's sequence differs from its one-CTA twin";
       // The pair where it cannot run as a cluster (the bench's no_cluster; a GPU that cannot hold the pairs at once):
       // x still through the ring, split K through the workspace, another association: correct, finite, in bounds.
-      solgemm::kernels::PackedView vn = v;
+      solgemm::kernels::PackedView vn = fc.v;
       vn.no_cluster = true;
-      SKT_CK(cudaMemset(out.p, 0xFF, total * 2));
-      int path_n = solgemm::kernels::kPathNone;
-      solgemm::kernels::launch_skinny(solgemm::layout_config(2, s.rt, s.wk, s.gpw, nt, true), vn, x.p, m,
-                                      reinterpret_cast<__nv_bfloat16*>(out.p), s.rows, nullptr, &path_n);
-      SKT_CK(cudaDeviceSynchronize());
-      EXPECT_EQ(path_n, solgemm::kernels::kPathLastArrival) << "no_cluster: the x-ring kernel through the workspace";
-      const std::vector<uint16_t> on = out.get();
-      const skt::PoisonCounts pcn = skt::poison_counts(on, static_cast<size_t>(m) * s.rows);
-      EXPECT_EQ(pcn.bad, 0u) << "pair through the workspace: NaN/Inf (unwritten?) in out";
-      EXPECT_EQ(pcn.guard_bad, 0u) << "pair through the workspace: written past m x rows";
-      EXPECT_LE(skt::rel_l2(on, href, s.rows, 0, m), 1e-2) << "pair through the workspace";
+      ASSERT_NO_FATAL_FAILURE(fc.run(pair, vn, m, "pair through the workspace", &ws, &path));
+      EXPECT_EQ(path, solgemm::kernels::kPathLastArrival) << "no_cluster: the x-ring kernel through the workspace";
     }
   }
 }
@@ -530,44 +517,18 @@ TEST(Skinny, PairSequenceEqualsOneCta) {
 TEST(Skinny, Cluster16EqualsWorkspace) {
   SOLGEMM_REQUIRE_GPU();
   const uint64_t seed = solgemm::testing::test_seed(0xC16u);
-  const int64_t n = 2304, k = 8192, rows = 2304;
   SCOPED_TRACE(skt::seed_msg(seed));
-  Dev<__nv_bfloat16> dw(static_cast<size_t>(n * k));
-  std::vector<uint16_t> hw;
-  ASSERT_NO_FATAL_FAILURE(skt::gen_weights(dw.p, n, k, seed, 0.02f, &hw));
-  const solgemm::format::Packed pk = solgemm::format::encode_bf16(hw.data(), n, k);
-  ASSERT_EQ(pk.code, solgemm::format::Code::bits12);
-  ASSERT_GT(pk.exc.size(), 0u);  // (the corrections are part of each CTA's partial)
-  const DevPacked dp(pk);
-  const DevSplit ws(size_t{1} << 22);
-  SKT_CK(cudaDeviceSynchronize());
-  solgemm::kernels::PackedView v = dp.view;
-  v.split = ws.split;
-  constexpr int kTok = 16;
-  Dev<__nv_bfloat16> x(static_cast<size_t>(kTok * k));
-  skt::gen_bf16<<<1024, 256>>>(x.p, kTok * k, seed + 3, 1.0f);
-  Dev<double> ref(static_cast<size_t>(kTok * rows));
-  skt::ref_fp64<<<dim3(static_cast<unsigned>(rows), kTok / 8), 256>>>(x.p, dw.p, ref.p, kTok, rows, k);
-  SKT_CK(cudaDeviceSynchronize());
-  const std::vector<double> href = ref.get();
-  const size_t total = static_cast<size_t>(kTok * rows + kGuard);
-  Dev<uint16_t> out(total);
+  FamilyCase fc(2304, 8192, 2304, 16);
+  ASSERT_NO_FATAL_FAILURE(fc.make(seed, seed + 3));
   for (int m : {1, 2, 5, 8, 9, 16}) {
     SCOPED_TRACE("m=" + std::to_string(m));
     const solgemm::Config cfg = solgemm::layout_config(16, 9, 1, 8, m <= 8 ? 1 : 2);
     std::vector<uint16_t> o[2];
     int path[2] = {solgemm::kernels::kPathNone, solgemm::kernels::kPathNone};
     for (int j = 0; j < 2; ++j) {
-      solgemm::kernels::PackedView vj = v;
-      vj.no_cluster = j == 1;
-      SKT_CK(cudaMemset(out.p, 0xFF, total * 2));
-      solgemm::kernels::launch_skinny(cfg, vj, x.p, m, reinterpret_cast<__nv_bfloat16*>(out.p), rows, nullptr, &path[j]);
-      SKT_CK(cudaDeviceSynchronize());
-      o[j] = out.get();
-      const skt::PoisonCounts pc = skt::poison_counts(o[j], static_cast<size_t>(m) * rows);
-      EXPECT_EQ(pc.bad, 0u) << (j ? "workspace" : "default") << ": NaN/Inf (unwritten?) in out";
-      EXPECT_EQ(pc.guard_bad, 0u) << (j ? "workspace" : "default") << ": written past m x rows";
-      EXPECT_LE(skt::rel_l2(o[j], href, rows, 0, m), 1e-2) << (j ? "workspace" : "default");
+      solgemm::kernels::PackedView v = fc.v;
+      v.no_cluster = j == 1;
+      ASSERT_NO_FATAL_FAILURE(fc.run(cfg, v, m, j ? "workspace" : "default", &o[j], &path[j]));
     }
     EXPECT_TRUE(path[1] == solgemm::kernels::kPathCooperative || path[1] == solgemm::kernels::kPathLastArrival)
         << "no_cluster ran path " << path[1];
