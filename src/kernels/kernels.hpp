@@ -125,11 +125,11 @@ struct SplitWs {
 // skinny family (packed storage; m capped at 64) or the router family (hilo storage).
 SplitWs split_ws_need(Storage storage, int64_t n, int64_t k, int64_t max_m);
 
-// Device view of a packed matrix (format.hpp).
 // How a skinny launch reduced split K (launch_skinny's `path`; tests and the bench): no split, through a cluster's
 // distributed shared memory, through the workspace in one cooperative launch, or by the last arrival.
 enum LaunchPath : int { kPathNone = 0, kPathPlain = 1, kPathCluster = 2, kPathCooperative = 3, kPathLastArrival = 4 };
 
+// Device view of a packed matrix (format.hpp).
 struct PackedView {
   const uint8_t* data = nullptr;     // groups
   const uint32_t* exc_off = nullptr; // row_tiles * k_blocks + 1
