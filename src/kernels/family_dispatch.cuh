@@ -52,22 +52,22 @@ inline bool two_per_sm(const Args& a, int nt, int warps2, int64_t sms = 0) {
   return warps2 > 0 && a.rt_cta * a.wk <= warps2 && static_cast<int64_t>(g.x) * g.y > (sms > 0 ? sms : sm_count());
 }
 template <class Src, int NT, int WARPS2, int WARPS1, int kBench>
-void skinny_nt(const Args& a, cudaStream_t stream, const CUtensorMap* xmap) {
+void skinny_nt(const Args& a, cudaStream_t stream, const CUtensorMap* xmap, int* path) {
   if (two_per_sm(a, NT, WARPS2 - exc_warps<Src>())) {
     if constexpr (WARPS2 > 0) {
-      launch<Src, NT, (WARPS2 + 1) * 32, 2, kBench>(a, stream, xmap);
+      launch<Src, NT, (WARPS2 + 1) * 32, 2, kBench>(a, stream, xmap, path);
       return;
     }
   }
-  launch<Src, NT, (WARPS1 + 1) * 32, 1, kBench>(a, stream, xmap);
+  launch<Src, NT, (WARPS1 + 1) * 32, 1, kBench>(a, stream, xmap, path);
 }
 
 template <class Src, int kBench>
-void skinny_src(const Config& cfg, const Args& a, cudaStream_t stream, const CUtensorMap* xmap) {
+void skinny_src(const Config& cfg, const Args& a, cudaStream_t stream, const CUtensorMap* xmap, int* path) {
   switch (cfg.n_tiles) {
-    case 1: skinny_nt<Src, 1, warps2_of(1), warps1_of<Src>(1), kBench>(a, stream, xmap); return;
-    case 2: skinny_nt<Src, 2, warps2_of(2), warps1_of<Src>(2), kBench>(a, stream, xmap); return;
-    case 4: skinny_nt<Src, 4, warps2_of(4), warps1_of<Src>(4), kBench>(a, stream, xmap); return;
+    case 1: skinny_nt<Src, 1, warps2_of(1), warps1_of<Src>(1), kBench>(a, stream, xmap, path); return;
+    case 2: skinny_nt<Src, 2, warps2_of(2), warps1_of<Src>(2), kBench>(a, stream, xmap, path); return;
+    case 4: skinny_nt<Src, 4, warps2_of(4), warps1_of<Src>(4), kBench>(a, stream, xmap, path); return;
     default: break;
   }
   throw Error(fmt::format("solgemm: skinny: n_tiles = {}; compiled variants are 1, 2, 4 (more tokens: chunks of 32)", cfg.n_tiles));
@@ -116,12 +116,10 @@ void skinny_dispatch(const Config& cfg, const PackedView& w, const __nv_bfloat16
     xm = a.x4d ? xtma_map(a, cfg.n_tiles) : bf16_tensor_map(x, w.k, m, 64, a.xbox_rows, "skinny: x");
     xmap = &xm;
   }
-  t_launch_path = kPathNone;
   if (w.bits12)
-    skinny_src<Dec12, kBench>(cfg, a, stream, xmap);
+    skinny_src<Dec12, kBench>(cfg, a, stream, xmap, path);
   else
-    skinny_src<Raw16, kBench>(cfg, a, stream, xmap);
-  if (path != nullptr) *path = t_launch_path;
+    skinny_src<Raw16, kBench>(cfg, a, stream, xmap, path);
 }
 
 // ---- router (hi + lo, or hi + lo + lo2 exact) -----------------------------------------------------------------

@@ -1469,15 +1469,15 @@ int max_clusters(Kern kernel, dim3 grid, unsigned threads, size_t smem, int cs) 
   return n;
 }
 
-// How the last launch() of this host thread ran (LaunchPath, kernels.hpp; launch_skinny's `path`: tests and the bench
-// ask which reduction a split-K layout got; the library's calls pass none).
-inline thread_local int t_launch_path = kPathNone;
-
 // One launch: grid (cs * row blocks, token chunks), rt_cta * wk compute warps + 1 producer warp; clusters of cs
 // CTAs when the whole grid fits at once (split K through DSMEM), else none (split K through the workspace).
-// xmap: x's tensor map where use_xring says so (x through the ring), else null.
+// xmap: x's tensor map where use_xring says so (x through the ring), else null. path (tests, bench; null in the
+// library's calls): set to how the launch reduced split K (LaunchPath, kernels.hpp).
 template <class Src, int NT, int MAXT, int MINB, int kBench = kLibrary>
-void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr) {
+void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr, int* path = nullptr) {
+  auto took = [path](LaunchPath p) {
+    if (path != nullptr) *path = p;
+  };
   auto kern = skinny_kernel<Src, NT, MAXT, MINB, false, kBench>;
   auto kern_c = skinny_kernel<Src, NT, MAXT, MINB, true, kBench>;
   constexpr bool kXrOk = xring_variant<Src, NT>();
@@ -1542,7 +1542,7 @@ void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr) {
   if constexpr (kXrOk) {
     if (xr && a.stages < 1) throw Error("solgemm: skinny launch: x through the ring needs a ring");
     if (xr && a.cs == 1) {  // (no split K: no cluster, no workspace)
-      t_launch_path = kPathPlain;
+      took(kPathPlain);
       skinny_kernel<Src, NT, MAXT, MINB, false, kBench, true><<<grid, threads, smem, stream>>>(a, xm);
       check(cudaGetLastError(), "skinny launch (x ring)");
       return;
@@ -1552,13 +1552,13 @@ void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr) {
                // then a k_seq layout's rows are not bitwise those of its one-CTA twin)
       auto kern_cx = skinny_kernel<Src, NT, MAXT, MINB, true, kBench, true>;
       if (as_clusters(kern_cx)) {
-        t_launch_path = kPathCluster;
+        took(kPathCluster);
         a.seq = a.seq_req;
         LaunchCfg ccfg(grid, static_cast<int>(threads), smem, stream, false, a.cs);
         check(cudaLaunchKernelEx(&ccfg.lc, kern_cx, a, xm), "skinny cluster launch (x ring)");
         return;
       }
-      t_launch_path = kPathLastArrival;
+      took(kPathLastArrival);
       skinny_kernel<Src, NT, MAXT, MINB, false, kBench, true><<<grid, threads, smem, stream>>>(a, xm);
       check(cudaGetLastError(), "skinny launch (x ring, split K through the workspace)");
       return;
@@ -1568,7 +1568,7 @@ void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr) {
   // distributed shared memory instead of the workspace (no global round trips). The answer depends on the
   // kernel, its shared memory, the block and cluster size: asked once, then cached.
   if (as_clusters(kern_c)) {
-    t_launch_path = kPathCluster;
+    took(kPathCluster);
     LaunchCfg ccfg(grid, static_cast<int>(threads), smem, stream, false, a.cs);
     check(cudaLaunchKernelEx(&ccfg.lc, kern_c, a, xm), "skinny cluster launch");
     return;
@@ -1593,13 +1593,13 @@ void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr) {
     }
     if (at_once >= static_cast<int64_t>(grid.x) * grid.y) {
       a.dist = 1;
-      t_launch_path = kPathCooperative;
+      took(kPathCooperative);
       const LaunchCfg lcfg(grid, static_cast<int>(threads), smem, stream, true);
       check(cudaLaunchKernelEx(&lcfg.lc, kern, a, xm), "skinny cooperative launch");
       return;
     }
   }
-  t_launch_path = a.cs == 1 ? kPathPlain : kPathLastArrival;
+  took(a.cs == 1 ? kPathPlain : kPathLastArrival);
   kern<<<grid, threads, smem, stream>>>(a, xm);
   check(cudaGetLastError(), "skinny launch");
 }
