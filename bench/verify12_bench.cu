@@ -31,7 +31,7 @@
 // the tail's parts (perf-notes steps 159-161).
 // Usage: verify12_bench [reps=50] [layers=pooler,unpooler,slice,qkv_gate,o] [configs rows/tokens=256/128,128/128;
 // also 256/32, 256/16, 256/8 at m = the tokens, 64/8 at m = 8 and 64/8m1 at m = 1; k-phase layouts 64x4/32, 64x4/16,
-// 64x4/8, 64x4/8m1 (m = 1), 128x2/32]
+// 64x4/8, 64x4/8m1 (m = 1), 128x2/32, 128x2/128 (step 169)]
 #include <cooperative_groups.h>
 #include <cublas_v2.h>
 #include <cuda.h>
@@ -78,14 +78,16 @@ struct Cfg {
   static_assert(kStageBytes % 1024 == 0 && kBoxBytes % 1024 == 0, "x boxes stay 1024-byte aligned");
 };
 
-// Stages: as many as fit in ~200 KB (the tile of the tail fits over them).
+// Stages: as many as fit in ~200 KB. The tail's tiles lie over them: one tile, or with k-phases the kKW regions and
+// the sum (128x2/128: 3 x 66 KB, more than its 3 stages of 56 KB).
 template <class C>
 constexpr int stages() {
   return 200 * 1024 / C::kStageBytes;
 }
 template <class C>
 constexpr int smem_bytes() {
-  return stages<C>() * C::kStageBytes + 1024;
+  constexpr int ring = stages<C>() * C::kStageBytes, tail = (C::kK > 1 ? C::kK + 1 : 1) * C::kTok * C::kRS * 4;
+  return (ring > tail ? ring : tail) + 1024;
 }
 
 struct Args {
@@ -444,12 +446,23 @@ __global__ void __launch_bounds__(C::kThreads + (kP1 ? 32 : 0), 1)
 }
 
 
-// The p1 variant's entry for configuration C (null where it is not built: 256-row tiles spill with two A sets).
+// The pipe and p1 variants' entries for configuration C (null where they are not built: they hold two A register
+// sets, and 256-row tiles and the 128-token k-phase layout spill with them).
 using KernelFn = void (*)(const CUtensorMap, const k::PackedView, const Args);
+template <class C>
+constexpr bool kTwoSets = C::kTok < 128;
 template <class C, int kMode, bool kPair>
 constexpr KernelFn p1_fn() {
-  if constexpr (C::kK > 1) {
+  if constexpr (C::kK > 1 && kTwoSets<C>) {
     return verify12_kernel<C, kMode, kPair, true, true>;
+  } else {
+    return nullptr;
+  }
+}
+template <class C, int kMode, bool kPair>
+constexpr KernelFn pipe_fn() {
+  if constexpr (C::kK == 1 || kTwoSets<C>) {
+    return verify12_kernel<C, kMode, kPair, true>;
   } else {
     return nullptr;
   }
@@ -542,16 +555,16 @@ void run_shape(bench::Timer& tm, float fixed, const k::Blas& blas, const Shape& 
   const Variant variants[] = {
       {"kernel", verify12_kernel<C, 0, false>, smem_bytes<C>(), false, true},
       {"kernel pairs", verify12_kernel<C, 0, true>, smem_bytes<C>(), true, true},
-      {"kernel pipe", verify12_kernel<C, 0, false, true>, smem_bytes<C>(), false, true},
-      {"kernel pairs pipe", verify12_kernel<C, 0, true, true>, smem_bytes<C>(), true, true},
-      {"loop only pipe", verify12_kernel<C, 1, false, true>, smem_bytes<C>(), false, false},
+      {"kernel pipe", pipe_fn<C, 0, false>(), smem_bytes<C>(), false, true},
+      {"kernel pairs pipe", pipe_fn<C, 0, true>(), smem_bytes<C>(), true, true},
+      {"loop only pipe", pipe_fn<C, 1, false>(), smem_bytes<C>(), false, false},
       {"kernel p1", p1_fn<C, 0, false>(), smem_bytes<C>(), false, true, kThreads + 32},
       {"kernel pairs p1", p1_fn<C, 0, true>(), smem_bytes<C>(), true, true, kThreads + 32},
       {"loop only p1", p1_fn<C, 1, false>(), smem_bytes<C>(), false, false, kThreads + 32},
       {"loop only", verify12_kernel<C, 1, false>, smem_bytes<C>(), false, false},
       {"data only", verify12_kernel<C, 2, false>, smem_bytes<C>(), false, false},
       {"compute only", verify12_kernel<C, 3, false>, smem_bytes<C>(), false, false},
-      {"compute only pipe", verify12_kernel<C, 3, false, true>, smem_bytes<C>(), false, false},
+      {"compute only pipe", pipe_fn<C, 3, false>(), smem_bytes<C>(), false, false},
   };
   for (const Variant& v : variants) {
     if ((v.pair && split % 2) || v.fn == nullptr) continue;
@@ -685,6 +698,7 @@ int main(int argc, char** argv) {
       if (want("64x4/8")) run_shape<4, 8, 4>(tm, fixed, blas, sh, 8);
       if (want("64x4/8m1")) run_shape<4, 8, 4>(tm, fixed, blas, sh, 1);
       if (want("128x2/32")) run_shape<4, 32, 2>(tm, fixed, blas, sh, 32);
+      if (want("128x2/128")) run_shape<4, 128, 2>(tm, fixed, blas, sh, 128);
     }
   cublasDestroy(static_cast<cublasHandle_t>(blas.handle));
   return 0;
