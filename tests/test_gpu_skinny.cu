@@ -512,35 +512,46 @@ TEST(Skinny, PairSequenceEqualsOneCta) {
   }
 }
 
-// Clusters of 16, the non-portable size (skinny_family.cuh launch): qkv_gate's balanced layout cs16 / rt9 / wk1 / g8 (256
-// CTAs of 72 groups, two per SM, a cluster spanning 8 SMs of one GPC) reduced on chip gives the bits of the same layout
-// through the workspace (the same partials added in split order), at 1..16 tokens; every output written, nothing past
-// m x rows, the FP64 reference's error. Which reduction ran is printed: a GPU whose GPCs cannot place the 16 clusters at
-// once runs both through the workspace (then the equality is the workspace's with itself).
-TEST(Skinny, Cluster16EqualsWorkspace) {
+// A split-K layout reduced on chip (its clusters) gives the bits of the same layout through the workspace (the same
+// partials added in split order): clusters of 16, the non-portable size (skinny_family.cuh launch; qkv_gate's balanced
+// layout cs16 / rt9 / wk1 / g8, 256 CTAs of 72 groups, two per SM, a cluster spanning 8 SMs of one GPC) at 1..16 tokens,
+// and the plan's qkv_gate row for 17..32 tokens (15 clusters of 8 at one CTA per SM); every output written, nothing past
+// m x rows, the FP64 reference's error. Which reduction ran is printed: where a GPU's GPCs cannot place all the clusters
+// at once both run through the workspace (then the equality is the workspace's with itself).
+TEST(Skinny, ClustersEqualWorkspace) {
   SOLGEMM_REQUIRE_GPU();
   const uint64_t seed = solgemm::testing::test_seed(0xC16u);
   SCOPED_TRACE(skt::seed_msg(seed));
-  FamilyCase fc(2304, 8192, 2304, 16);
+  // cs16 / rt9 / wk1 / g8 (clusters of 16, perf-notes step 167) at 1..16 tokens, and the plan's qkv_gate row at 17..32
+  // (cs8 / rt10 / wk1 / g16: 15 clusters of 8, all that an H200 holds at one CTA per SM, step 171) at n_tiles 4.
+  struct L {
+    int cs, rt, wk, gpw;
+    std::vector<int> ms;
+    const char* name;
+  };
+  FamilyCase fc(2304, 8192, 2304, 32);
   ASSERT_NO_FATAL_FAILURE(fc.make(seed, seed + 3));
-  for (int m : {1, 2, 5, 8, 9, 16}) {
-    SCOPED_TRACE("m=" + std::to_string(m));
-    const solgemm::Config cfg = solgemm::layout_config(16, 9, 1, 8, m <= 8 ? 1 : 2);
-    std::vector<uint16_t> o[2];
-    int path[2] = {solgemm::kernels::kPathNone, solgemm::kernels::kPathNone};
-    for (int j = 0; j < 2; ++j) {
-      solgemm::kernels::PackedView v = fc.v;
-      v.no_cluster = j == 1;
-      ASSERT_NO_FATAL_FAILURE(fc.run(cfg, v, m, j ? "workspace" : "default", &o[j], &path[j]));
+  for (const L& l : {L{16, 9, 1, 8, {1, 2, 5, 8, 9, 16}, "cs16 / rt9 / wk1 / g8"},
+                     L{8, 10, 1, 16, {17, 24, 32}, "cs8 / rt10 / wk1 / g16"}}) {
+    for (int m : l.ms) {
+      SCOPED_TRACE(std::string(l.name) + " m=" + std::to_string(m));
+      const solgemm::Config cfg = solgemm::layout_config(l.cs, l.rt, l.wk, l.gpw, m <= 8 ? 1 : m <= 16 ? 2 : 4);
+      std::vector<uint16_t> o[2];
+      int path[2] = {solgemm::kernels::kPathNone, solgemm::kernels::kPathNone};
+      for (int j = 0; j < 2; ++j) {
+        solgemm::kernels::PackedView v = fc.v;
+        v.no_cluster = j == 1;
+        ASSERT_NO_FATAL_FAILURE(fc.run(cfg, v, m, j ? "workspace" : "default", &o[j], &path[j]));
+      }
+      EXPECT_TRUE(path[1] == solgemm::kernels::kPathCooperative || path[1] == solgemm::kernels::kPathLastArrival)
+          << "no_cluster ran path " << path[1];
+      EXPECT_TRUE(path[0] == solgemm::kernels::kPathCluster || path[0] == path[1]) << "default ran path " << path[0];
+      EXPECT_TRUE(o[0] == o[1]) << "the clusters' sums differ from the workspace's";
+      if (m == l.ms.front())
+        std::printf("[ Clusters ] %s on 2304 x 8192 ran %s\n", l.name,
+                    path[0] == solgemm::kernels::kPathCluster ? "as clusters (on chip)"
+                                                              : "through the workspace (its clusters do not all fit)");
     }
-    EXPECT_TRUE(path[1] == solgemm::kernels::kPathCooperative || path[1] == solgemm::kernels::kPathLastArrival)
-        << "no_cluster ran path " << path[1];
-    EXPECT_TRUE(path[0] == solgemm::kernels::kPathCluster || path[0] == path[1]) << "default ran path " << path[0];
-    EXPECT_TRUE(o[0] == o[1]) << "clusters of 16 differ from the workspace's sums";
-    if (m == 1)
-      std::printf("[ Cluster16 ] cs16 / rt9 / wk1 / g8 on 2304 x 8192 ran %s\n",
-                  path[0] == solgemm::kernels::kPathCluster ? "as clusters of 16 (on chip)"
-                                                            : "through the workspace (16 clusters of 16 do not fit)");
   }
 }
 
