@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # A whole GPU check in one command, on a machine with an NVIDIA Hopper GPU:
-#   bash scripts/gpu_check.sh OUTDIR [--prebuilt BUILD_DIR] [-- JUDGE_ARGS...]
-# 1. builds (cmake, with ninja when present) into build-gpu-check/, or takes BUILD_DIR built elsewhere;
+#   bash scripts/gpu_check.sh OUTDIR [--prebuilt BUILD_DIR | --bins BINS] [-- JUDGE_ARGS...]
+# 1. builds (cmake, with ninja when present) into build-gpu-check/, or takes BUILD_DIR built elsewhere, or BINS: the
+#    judge and the GPU test executables only, flat (a folder or the .txz that scripts/pack_gpu_bins.sh writes; ~10 MB
+#    where a build folder is ~300 MB: what fits the device tool's carry; the CPU tests are then left to CI);
 # 2. runs the GPU tests and the CPU tests (ctest -L gpu / -L cpu; with --prebuilt the test executables are run
 #    directly, since a copied build folder's CTest files name the paths of the machine that built it);
 # 3. runs the judge with its defaults (plus JUDGE_ARGS, e.g. -- --loads 'decode 1').
@@ -9,14 +11,16 @@
 # judge.txt (tables), judge.log (progress, and the vendor tuner's log: SOLGEMM_TUNE_LOG), judge.json, judge.md, judge.svg.
 # Exit code: 0 when everything passed, 1 when any step failed (the summary names it), 2 on bad usage.
 set -uo pipefail
-usage() { echo "usage: bash scripts/gpu_check.sh OUTDIR [--prebuilt BUILD_DIR] [-- JUDGE_ARGS...]" >&2; exit 2; }
+usage() { echo "usage: bash scripts/gpu_check.sh OUTDIR [--prebuilt BUILD_DIR | --bins BINS] [-- JUDGE_ARGS...]" >&2; exit 2; }
 [ $# -ge 1 ] || usage
 OUT=$1; shift
 PREBUILT=""
+BINS=""
 JUDGE_ARGS=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --prebuilt) [ $# -ge 2 ] || usage; PREBUILT=$2; shift 2 ;;
+    --bins) [ $# -ge 2 ] || usage; BINS=$2; shift 2 ;;
     --) shift; JUDGE_ARGS=("$@"); break ;;
     *) usage ;;
   esac
@@ -36,7 +40,19 @@ failed=()
   nvcc --version 2>&1 | tail -1 || true
   cmake --version 2>&1 | head -1 || true
 } > "$OUT/build.log"
-if [ -n "$PREBUILT" ]; then
+[ -n "$PREBUILT" ] && [ -n "$BINS" ] && usage
+if [ -n "$BINS" ]; then
+  if [ -f "$BINS" ]; then  # the .txz of scripts/pack_gpu_bins.sh: unpacked beside it
+    dir=$(dirname "$BINS")/$(basename "$BINS" .txz)
+    rm -rf "$dir" && mkdir -p "$dir" && tar xJf "$BINS" -C "$dir" --strip-components=1 ||
+      { echo "gpu_check: cannot unpack $BINS" >&2; exit 2; }
+    BINS=$dir
+  fi
+  BINS=$(cd "$BINS" 2>/dev/null && pwd) || { echo "gpu_check: no folder $BINS" >&2; exit 2; }
+  echo "== using the carried binaries in $BINS: $(cat "$BINS/COMMIT" 2>/dev/null || echo 'commit unknown')" >> "$OUT/build.log"
+  # the judge's end-to-end test finds the judge here, not at the path of the machine that built it
+  export SOLGEMM_JUDGE_EXE="$BINS/solgemm-judge"
+elif [ -n "$PREBUILT" ]; then
   BUILD=$(cd "$PREBUILT" 2>/dev/null && pwd) || { echo "gpu_check: no build folder $PREBUILT" >&2; exit 2; }
   echo "== using the prebuilt build folder $BUILD" >> "$OUT/build.log"
 else
@@ -50,7 +66,7 @@ else
     exit 1
   fi
 fi
-JUDGE="$BUILD/judge/solgemm-judge"
+if [ -n "$BINS" ]; then JUDGE="$BINS/solgemm-judge"; else JUDGE="$BUILD/judge/solgemm-judge"; fi
 [ -x "$JUDGE" ] || { echo "gpu_check: $JUDGE is missing" >&2; exit 1; }
 
 # ---- 2. tests ----
@@ -77,9 +93,22 @@ run_label_direct() {
   fi
   return $rc
 }
+# With --bins: every test_gpu_* executable carried, run directly; the CPU tests are not carried (CI runs them).
+run_bins() {
+  local rc=0 t
+  if [ "$1" = cpu ]; then echo "== CPU tests not run: --bins carries the GPU test executables only (CI runs the CPU tests)"; return 0; fi
+  for t in "$BINS"/test_gpu_*; do
+    [ -x "$t" ] || continue
+    echo "== $(basename "$t")"
+    (cd "$BINS" && "$t" --gtest_brief=1) || rc=1
+  done
+  return $rc
+}
 for label in gpu cpu; do
   log="$OUT/tests-$label.log"
-  if [ -n "$PREBUILT" ]; then
+  if [ -n "$BINS" ]; then
+    run_bins "$label" > "$log" 2>&1
+  elif [ -n "$PREBUILT" ]; then
     run_label_direct "$label" > "$log" 2>&1
   else
     ctest --test-dir "$BUILD" -L "$label" --output-on-failure > "$log" 2>&1
