@@ -238,20 +238,32 @@ int main(int argc, char** argv) {
       CK(cudaMemcpy(ref16.data(), ref, n_out * 2, cudaMemcpyDeviceToHost));
     std::string row;
     tm.reps = final_reps;
+    // TUNE_SIMT_COPY=1: each variant also on a fresh allocation holding only the computed rows ("/copy"), to tell
+    // the weights' placement from the kernel (the slice reads the first 1024 rows of a 64 MB matrix).
+    void* dcopy = nullptr;
+    if (std::getenv("TUNE_SIMT_COPY")) {
+      const size_t bytes = static_cast<size_t>(sh.rows) * sh.k * (sh.hilo ? 4 : 2);
+      CK(cudaMalloc(&dcopy, bytes));
+      CK(cudaMemcpy(dcopy, dw, bytes, cudaMemcpyDeviceToDevice));
+    }
     for (const V& v : vs)
+    for (int copy = 0; copy < (dcopy ? 2 : 1); ++copy)
     for (bool nobulk : {false, true}) {  // (x by bulk copies where they apply, or by per-thread cp.async)
+      if (copy && nobulk) continue;
       solgemm::Config c = solgemm::layout_config(1, v.r, 1, v.u, v.mt);
       c.warps = 16;
-      const std::string tag = fmt::format("R{}/U{}/T{}{}", v.r, v.u, v.mt, nobulk ? "/x-cp.async" : "");
-      auto go = [&] { solgemm::kernels::launch_simt(c, wt, dw, x, m, out, sh.rows, sh.k, tm.s, nullptr, nobulk); };
+      const void* wsrc = copy ? dcopy : dw;
+      const std::string tag = fmt::format("R{}/U{}/T{}{}{}", v.r, v.u, v.mt, nobulk ? "/x-cp.async" : "", copy ? "/copy" : "");
+      auto go = [&] { solgemm::kernels::launch_simt(c, wt, wsrc, x, m, out, sh.rows, sh.k, tm.s, nullptr, nobulk); };
       if (!(sh.hilo ? candidate(row, tag, go, ref32, 1e-5) : candidate(row, tag, go, ref16, 1e-2))) continue;
       if (trace) {  // TUNE_TRACE: where the time goes (slots: simt.cu stamp)
         const int ctas = static_cast<int>((sh.rows + v.r - 1) / v.r * ((m + v.mt - 1) / v.mt));
         tm.timeline(fmt::format("simt {} m={} {}", sh.name, m, tag).c_str(), ctas, trace, [&](unsigned long long* tr) {
-          solgemm::kernels::launch_simt(c, wt, dw, x, m, out, sh.rows, sh.k, tm.s, tr, nobulk);
+          solgemm::kernels::launch_simt(c, wt, wsrc, x, m, out, sh.rows, sh.k, tm.s, tr, nobulk);
         });
       }
     }
+    if (dcopy) CK(cudaFree(dcopy));
     const float plan_us = tm.time(plan_go) - fixed, cublas_us = tm.time(cublas_go) - fixed;
     std::printf("| %d | simt | %s | %s | | | %.2f | %.2f (plan) | |\n", m,
                 solgemm::to_string(solgemm::select_plan({sh.rows, sh.k, sh.hilo ? solgemm::Storage::hilo
