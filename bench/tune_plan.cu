@@ -227,7 +227,8 @@ int main(int argc, char** argv) {
     struct V {
       int r, u, mt;
     };
-    const std::vector<V> vs = sh.hilo ? std::vector<V>{{2, 4, 8}} : std::vector<V>{{8, 1, 4}};
+    // (BF16: {8, 1, 4} the FMA form, {8, 8, 8 or 16} the tensor-core form, simt.cu)
+    const std::vector<V> vs = sh.hilo ? std::vector<V>{{2, 4, 8}} : std::vector<V>{{8, 1, 4}, {8, 8, 8}, {8, 8, 16}};
     const size_t n_out = static_cast<size_t>(m) * sh.rows;
     const solgemm::DType wt = sh.hilo ? solgemm::DType::f32 : solgemm::DType::bf16;
     std::vector<float> ref32(sh.hilo ? n_out : 0);  // the reference (device `ref`) on the host, once
@@ -249,7 +250,7 @@ int main(int argc, char** argv) {
     for (const V& v : vs)
     for (int copy = 0; copy < (dcopy ? 2 : 1); ++copy)
     for (bool nobulk : {false, true}) {  // (x by bulk copies where they apply, or by per-thread cp.async)
-      if (copy && nobulk) continue;
+      if ((copy || v.u == 8) && nobulk) continue;  // (the tensor-core form always stages x by bulk copies)
       solgemm::Config c = solgemm::layout_config(1, v.r, 1, v.u, v.mt);
       c.warps = 16;
       const void* wsrc = copy ? dcopy : dw;

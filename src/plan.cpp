@@ -212,14 +212,16 @@ Plan plan_stream(const Shape& s, int64_t m) {
 // The raw weights on the CUDA cores (simt.cu): FP32 (the router's raw copy) 2 rows per CTA x 4 units per thread x
 // 8 tokens per CTA; BF16 8 rows x 1 unit x 4 tokens. Whole K per CTA (split_k 1, no cluster); the layout depends
 // on the weight type only (batch invariance over every m of the family).
-Plan plan_simt(const Shape& s, int64_t /*m*/) {
+Plan plan_simt(const Shape& s, int64_t m) {
   Plan p;
   p.kernel = Kernel::simt;
   const bool f32 = s.storage == Storage::hilo;  // (the router's storage keeps the raw FP32 copy)
-  p.cfg = f32 ? layout_config(1, 2, 1, 4, 8) : layout_config(1, 8, 1, 1, 4);  // (n_tiles: tokens per CTA)
+  // (n_tiles: tokens per CTA; BF16: gpw = 32-k steps per warp and pass, the tensor-core variant, 8 tokens per CTA up
+  // to 8 and 16 above: the same sums bitwise)
+  p.cfg = f32 ? layout_config(1, 2, 1, 4, 8) : layout_config(1, 8, 1, 8, m <= 8 ? 8 : 16);
   p.cfg.warps = 16;
   p.why = f32 ? "FP32 weights as they are on the CUDA cores: 2 rows x the whole K per CTA, 8 tokens per CTA"
-              : "BF16 weights on the CUDA cores: 8 rows x the whole K per CTA, 4 tokens per CTA";
+              : "BF16 weights by direct loads into mma.sync: 8 rows x the whole K per CTA, 8 or 16 tokens per CTA";
   return p;
 }
 
@@ -373,11 +375,6 @@ constexpr SkinnyWin kSkinnyWins[] = {
      "at 17..32 tokens the 2-CTA x-ring variant at n_tiles 4 with boxes of m rows (perf-notes steps 131, 132, "
      "tuning/2026-11-30_h200_s25-xring4-2cta.md: 15.9 / 15.7 / 16.1 us at m = 17 / 24 / 32 against 17.5-17.8 for 4 row tiles "
      "per CTA at one per SM and the tuned cuBLASLt 17.7-18.1): one layout, one K order over 1..32"},
-    {1024, 4096, 1, 8, {8, 3, 2, 4},
-     "unpooler slice (1024 rows) m<=8 (m=1: simt first): 3 row tiles x 2 k warps, 176 CTAs (2 per SM), 8-way split as "
-     "clusters of 8 (tune_plan after the exception warp, tuning/2026-11-30_h200_s21-excwarp-slice.md: 5.38 / 5.28 / "
-     "5.41 us at m = 3 / 4 / 8 against the tuned cuBLASLt split-K 5.66 / 5.70 / 5.70, cuBLAS 6.5-6.6; at m = 2 "
-     "5.22-5.28 against simt's 5.76-5.79 in two runs, perf-notes step 155)"},
     {8192, 1024, 1, 1, {1, 2, 2, 8},
      "o m=1: no split (2 row tiles x 2 k warps x 8 groups: the whole K of 1024 per CTA), 256 CTAs (2 per SM) (tune_plan "
      "after the exception warp, tuning/2026-11-30_h200_s21-excwarp-o.md: 5.50 us against cuBLAS 6.14 and the tuned "
@@ -402,10 +399,11 @@ constexpr SimtWin kSimtWins[] = {
      "router m<=6: FP32 weights as they are, 2 rows x the whole K per CTA, 128 CTAs, no split, x by one bulk copy per "
      "token (tune_plan: 4.77 / 5.02 / 5.47 us at m = 3 / 4 / 6 against 5.47 / 5.44 / 5.82 for the router family; 6.37 "
      "against 6.02 at m = 8)"},
-    {1024, 4096, false, 1,
-     "unpooler slice m=1: raw BF16, 8 rows x the whole K per CTA, 128 CTAs, no split (tune_plan: 4.83 us against 5.63 "
-     "for the skinny family in session 11; 4.93 against 5.12-5.18 for its cs8 / rt3 layout now, at m = 2 5.76-5.79 "
-     "against 5.22-5.28: perf-notes step 155)"},
+    {1024, 4096, false, 8,
+     "unpooler slice m<=8: raw BF16 by direct loads into mma.sync (8 rows x the whole K per CTA, 128 CTAs, no split, "
+     "every load issued at entry), one K order over 1..8 (perf-notes step 174; the judge, old and new binaries alternated: "
+     "3.46-3.58 us at m = 1 against 4.10 for the FMA form, 4.38-4.61 at m = 8 against 4.64-4.67 for the skinny family's "
+     "cs8 / rt3 / wk2 / g4; tune_plan 4.67-4.90 / 4.96-5.06 us at m = 2 / 4 against 5.15-5.22)"},
 };
 
 const SimtWin* find_simt(const Shape& s, int64_t m) {

@@ -58,8 +58,8 @@ TEST(Plan, CoversEveryLayerAtEveryM) {
         case solgemm::Kernel::stream:
           ADD_FAILURE() << "the plan table does not choose the stream family (forced only)";
           break;
-        case solgemm::Kernel::simt:  // a few tokens only: the tuned router (<= 6) and unpooler slice (1: Plan.SimtRanges)
-          EXPECT_LE(m, l.storage == solgemm::Storage::hilo ? 6 : 2);
+        case solgemm::Kernel::simt:  // a few tokens only: the tuned router (<= 6) and unpooler slice (<= 8: Plan.SimtRanges)
+          EXPECT_LE(m, l.storage == solgemm::Storage::hilo ? 6 : 8);
           EXPECT_TRUE((l.n == 256 && l.k == 8192 && l.storage == solgemm::Storage::hilo) ||
                       (l.n == 1024 && l.k == 4096 && l.storage != solgemm::Storage::hilo));
           EXPECT_EQ(p.cfg.split_k, 1);
@@ -169,17 +169,17 @@ namespace {
 
 // The BF16 shapes the skinny family beats cuBLAS on (bench, perf-notes steps 20, 43 and 61; tune_plan): qkv_gate
 // up to 32 tokens (two K orders: 1..16, 17..32), the pooler and the whole unpooler up to 32 (x through the ring at n_tiles 4 from 17: perf-notes
-// steps 124, 128), its 1024-row slice up to 8, o at one token (perf-notes step 111); cuBLAS above.
+// steps 124, 128), o at one token (perf-notes step 111); cuBLAS above (the 1024-row slice: simt up to 8, SimtRanges).
 // Inside a shape's skinny range the layouts may differ by m but must keep one K order (same k slices: split_k x wk
 // slices of gpw groups), which is what keeps its rows batch invariant.
 TEST(Plan, SkinnyRanges) {
   struct Win {
     int64_t n, k, min_m, max_m;
   };
-  // (the slice at one token: the simt family, RouterRanges' neighbour SimtRanges)
+  // (the 1024-row slice at 1..8 tokens: the simt family, SimtRanges)
   // (qkv_gate: two ranges, each with its own K order: 1..16 and 17..32, perf-notes step 171)
   const Win wins[] = {{2304, 8192, 1, 16}, {2304, 8192, 17, 32}, {4096, 8192, 1, 32}, {8192, 4096, 1, 32},
-                      {1024, 4096, 2, 8}, {8192, 1024, 1, 1}};
+                      {8192, 1024, 1, 1}};
   auto covered = [&](int64_t n, int64_t k, int64_t m) {
     for (const Win& v : wins)
       if (v.n == n && v.k == k && m >= v.min_m && m <= v.max_m) return true;
@@ -212,13 +212,14 @@ TEST(Plan, SkinnyRanges) {
     EXPECT_EQ(solgemm::select_plan({8192, 1024, solgemm::Storage::packed12}, m).kernel, solgemm::Kernel::vendor);
 }
 
-// The simt family's plan rows: the router at 1..6 tokens and the unpooler slice at one token, one layout each (split 1),
-// any storage of the slice's BF16 weights; untuned shapes never take it.
+// The simt family's plan rows: the router at 1..6 tokens and the unpooler slice at 1..8 (its tensor-core form, perf-notes
+// step 174), one layout each (split 1), any storage of the slice's BF16 weights; untuned shapes never take it. Past the
+// slice's range cuBLAS.
 TEST(Plan, SimtRanges) {
   for (const solgemm::Shape& s : {solgemm::Shape{256, 8192, solgemm::Storage::hilo},
                                   solgemm::Shape{1024, 4096, solgemm::Storage::packed12},
                                   solgemm::Shape{1024, 4096, solgemm::Storage::packed16}}) {
-    const int64_t last = s.storage == solgemm::Storage::hilo ? 6 : 1;
+    const int64_t last = s.storage == solgemm::Storage::hilo ? 6 : 8;
     const auto p1 = solgemm::select_plan(s, 1);
     for (int64_t m = 1; m <= last; ++m) {
       const auto p = solgemm::select_plan(s, m);
@@ -226,6 +227,8 @@ TEST(Plan, SimtRanges) {
       EXPECT_EQ(p1.cfg.str(), p.cfg.str());
     }
     EXPECT_NE(solgemm::select_plan(s, last + 1).kernel, solgemm::Kernel::simt);
+    if (s.storage != solgemm::Storage::hilo)
+      for (int64_t m : {9, 16, 64, 256}) EXPECT_EQ(solgemm::select_plan(s, m).kernel, solgemm::Kernel::vendor) << m;
   }
   for (const solgemm::Shape& s : {solgemm::Shape{8192, 4096, solgemm::Storage::packed12},
                                   solgemm::Shape{100, 8192, solgemm::Storage::hilo},

@@ -64,7 +64,7 @@ TEST(SkinnySmem, PlanLayoutsHoldThreeStages) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 32 + 1 + 32 + 32 + 7);  // qkv_gate 1..32, o 1, the pooler and the unpooler 1..32, the slice 2..8
+  EXPECT_EQ(checked, 32 + 1 + 32 + 32);  // qkv_gate 1..32, o 1, the pooler and the unpooler 1..32 (the slice: simt)
 }
 
 TEST(SkinnySmem, FiguresTheGpuShowed) {

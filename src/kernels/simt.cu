@@ -1,4 +1,6 @@
-// SIMT family: the raw row-major weights (FP32 or BF16) times a few tokens on the CUDA cores, whole rows per CTA.
+// SIMT family: the raw row-major weights (FP32 or BF16) times a few tokens, whole rows per CTA, every load issued at
+// entry; FP32 rows on the CUDA cores (FMAs), BF16 rows through mma.sync (simt_mma_kernel below, since perf-notes step
+// 174: the FMA form's per-weight conversions cost ~0.5 us after the last load landed).
 //
 // Idea: where N is small (the router: 256 rows) the tensor-core families must split K across 8 CTAs per 16-row
 // tile to fill the GPU, and the split-K exchange after the stream costs 1.5-2.5 us (perf-notes steps 11-16). With
@@ -11,14 +13,16 @@
 // cluster of CTAs splitting K, row groups, 1024-thread CTAs: perf-notes steps 62, 63.)
 //
 // Measured (H200, judge at b0817d2): the router at m = 1 3.5 us (the tensor-core router family 5.1), the unpooler
-// slice 4.2 (the skinny family 5.2); past 6 (router) or 1 (slice, perf-notes step 155) tokens the tensor-core
-// families win again.
+// slice 4.2 (the skinny family 5.2); past 6 tokens the router family wins again. The BF16 slice in the mma form
+// (session 36): 3.5 us at m = 1, 4.4-4.6 at m = 8 (the skinny family 4.6-4.7).
 //
 //   CTA = 512 threads; thread i: units (16 bytes: 4 FP32 or 8 BF16 k) u = i + 512 j (j < U) of each pass over K, for
 //   each of the CTA's R rows; acc[r][tok] in FP32, k ascending within the thread; then a fixed tree per output: a
 //   butterfly over the 32 lanes of each warp, then the 16 warps in order. Nothing depends on m (only whether a token
 //   exists): bitwise deterministic and batch invariant over every m of one variant.
 //
+// (The FMA form serves BF16 too, forced only: simt layout rt_cta 8 / gpw 1 / n_tiles 4; the plan's BF16 rows take
+// the mma form, gpw 8 / n_tiles 8 or 16.)
 // Roofline: the router (8.4 MB of FP32) at the streaming ceiling is ~2.8-3.0 us. The FMAs cost R x m per weight
 // unit per thread; at m = 8 on the router that is ~400 instructions per thread after the loads land (~0.5-1 us),
 // and every CTA reads all of x through L2, so the family serves few tokens only (plan table). FP32 weights are used
@@ -31,6 +35,7 @@
 
 #include "async_copy.cuh"
 #include "decode.cuh"
+#include "mma_sync.cuh"
 #include "kernels.hpp"
 
 namespace solgemm::kernels {
@@ -206,6 +211,120 @@ __global__ void __launch_bounds__(kThreads, 1) simt_kernel(const Args a) {
   if (trace) stamp(trace, 4);
 }
 
+// BF16 rows on the tensor cores (session 36, perf-notes step 174): the FMA form above spends ~140 ALU instructions per
+// thread after its loads land on an 8-row BF16 CTA (a shift or a mask per weight before each FMA; step 173), which
+// mma.sync does in 16 instructions. CTA = 8 rows (the MMA's N) x up to 16 tokens (its M) x the whole K; warp w takes
+// the 32-k steps w, w + 16, ... of each pass (8 rows x 64 bytes per warp and step: lane (g, t) loads 16 bytes of row g
+// at k = 32 step + 8 t, all of a pass's loads issued at entry). One 16-byte load feeds two m16n8k16 MMAs: the MMA's
+// logical k pairs (2t, 2t + 1) and (2t + 8, 2t + 9) of lane t are the actual k pairs (0, 1) and (2, 3) (then (4, 5),
+// (6, 7)) of its own 8 k, in x's fragment as in the weights' (a permutation of K inside each step: the dot products are
+// the same). x: one bulk copy per token and pass into rows padded by 64 bytes (conflict-free 16-byte fragment reads).
+// Each warp accumulates its steps in four fixed chains, then the 16 warps' tiles are summed in order by one thread per output:
+// nothing depends on m (tokens are the MMA's independent rows), so the outputs are bitwise batch invariant over m.
+constexpr int kMmaRows = 8, kMmaXPad = 64;
+template <int U, int MT>  // MT: tokens per CTA, 8 (the MMA's rows 8..15 are zeros) or 16
+__global__ void __launch_bounds__(kThreads, 1) simt_mma_kernel(const Args a) {
+  static_assert(MT == 8 || MT == 16, "tokens per CTA");
+  constexpr int kMmaTok = MT;
+  extern __shared__ __align__(16) uint8_t smem[];
+  const int i = threadIdx.x, lane = i & 31, warp = i >> 5, g = lane >> 2, t4 = lane & 3;
+  const int r0 = static_cast<int>(blockIdx.x) * kMmaRows, tok0 = static_cast<int>(blockIdx.y) * kMmaTok;
+  const int mt = min(kMmaTok, a.m - tok0);
+  constexpr int kPassK = 32 * (kThreads / 32) * U;  // k per pass
+  const int xrow = kPassK * 2 + kMmaXPad;            // bytes per token row of x in shared memory
+  const __nv_bfloat16* w = static_cast<const __nv_bfloat16*>(a.w);
+  const uint32_t xs = family::smem_u32(smem), xbar = xs + static_cast<uint32_t>(a.bar_off);
+  unsigned long long* const trace = i == 0 ? a.trace : nullptr;
+  if (trace) stamp(trace, 0);
+  if (i == 0) {
+    family::mbar_init(xbar, 1);
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+  // Four independent accumulators (step parity x the step's two MMAs), added in a fixed order at the end: a chain of
+  // U / 2 MMAs each instead of 2 U after the last load lands.
+  float acc[4][4] = {};
+  const bool row_ok = r0 + g < a.rows;
+  for (int p0 = 0, pass = 0; p0 < a.k; p0 += kPassK, ++pass) {
+    if (pass > 0) __syncthreads();  // every warp is done with the previous pass's x
+    const int kp = min(kPassK, a.k - p0);
+    if (i == 0) {
+      const uint32_t bytes = static_cast<uint32_t>(kp * 2);
+      family::mbar_arrive_expect_tx(xbar, bytes * static_cast<uint32_t>(mt));
+      for (int t = 0; t < mt; ++t)
+        family::bulk_g2s(xs + static_cast<uint32_t>(t * xrow), a.x + static_cast<int64_t>(tok0 + t) * a.k + p0, bytes,
+                         xbar);
+    }
+    uint4 wv[U];
+#pragma unroll
+    for (int j = 0; j < U; ++j) {
+      const int k = p0 + 32 * (warp + (kThreads / 32) * j) + 8 * t4;
+      wv[j] = row_ok && k < a.k ? ld_stream16(w + static_cast<int64_t>(r0 + g) * a.k + k) : make_uint4(0, 0, 0, 0);
+    }
+    family::mbar_wait(xbar, static_cast<uint32_t>(pass & 1));
+    if (trace && pass == 0) stamp(trace, 1);
+    // x's fragments of every step first (x lands long before the weights), then the MMAs as the weights land.
+    uint4 xa[U], xb[MT == 16 ? U : 1];  // tokens g and g + 8 (zero past mt and K)
+#pragma unroll
+    for (int j = 0; j < U; ++j) {
+      const int kk = 32 * (warp + (kThreads / 32) * j) + 8 * t4;  // inside the pass
+      xa[j] = kk < kp && g < mt ? *reinterpret_cast<const uint4*>(smem + g * xrow + kk * 2) : make_uint4(0, 0, 0, 0);
+      if constexpr (MT == 16)
+        xb[j] = kk < kp && g + 8 < mt ? *reinterpret_cast<const uint4*>(smem + (g + 8) * xrow + kk * 2)
+                                      : make_uint4(0, 0, 0, 0);
+    }
+#pragma unroll
+    for (int j = 0; j < U; ++j) {
+      const uint4 xh = MT == 16 ? xb[MT == 16 ? j : 0] : make_uint4(0, 0, 0, 0);
+      const uint32_t a0[4] = {xa[j].x, xh.x, xa[j].y, xh.y}, a1[4] = {xa[j].z, xh.z, xa[j].w, xh.w};
+      family::mma(acc[2 * (j & 1)], a0, wv[j].x, wv[j].y);
+      family::mma(acc[2 * (j & 1) + 1], a1, wv[j].z, wv[j].w);
+    }
+  }
+  if (trace) stamp(trace, 2);
+  __syncthreads();  // x is dead: its space holds the warps' tiles
+  if (trace) stamp(trace, 3);
+  // d: (token g, rows 2 t4, 2 t4 + 1), (token g + 8, the same rows) -> red[warp][token][row]
+  float d[4];
+#pragma unroll
+  for (int q = 0; q < 4; ++q) d[q] = (acc[0][q] + acc[1][q]) + (acc[2][q] + acc[3][q]);
+  float* red = reinterpret_cast<float*>(smem);
+  constexpr int kTile = kMmaTok * kMmaRows;
+  red[warp * kTile + g * kMmaRows + 2 * t4] = d[0];
+  red[warp * kTile + g * kMmaRows + 2 * t4 + 1] = d[1];
+  if constexpr (MT == 16) {
+    red[warp * kTile + (g + 8) * kMmaRows + 2 * t4] = d[2];
+    red[warp * kTile + (g + 8) * kMmaRows + 2 * t4 + 1] = d[3];
+  }
+  __syncthreads();
+  const int tok = i / kMmaRows, row = i % kMmaRows;
+  if (i < kTile && tok < mt && r0 + row < a.rows) {
+    float sum = red[i];
+#pragma unroll
+    for (int w2 = 1; w2 < kThreads / 32; ++w2) sum += red[w2 * kTile + i];
+    store_out(static_cast<__nv_bfloat16*>(a.out), static_cast<int64_t>(tok0 + tok) * a.rows + r0 + row, sum);
+  }
+  if (trace) stamp(trace, 4);
+}
+
+template <int U, int MT>
+void launch_mma_variant(const Args& a, cudaStream_t stream) {
+  constexpr auto kern = simt_mma_kernel<U, MT>;
+  constexpr int kMmaTok = MT;
+  constexpr int kPassK = 32 * (kThreads / 32) * U;
+  const size_t xbytes = static_cast<size_t>(std::min<int>(kMmaTok, a.m)) * (kPassK * 2 + kMmaXPad);
+  const size_t rbytes = static_cast<size_t>(kThreads / 32) * kMmaTok * kMmaRows * 4;
+  const size_t region = (std::max(xbytes, rbytes) + 15) / 16 * 16;
+  Args b = a;
+  b.bar_off = static_cast<int>(region);
+  ensure_dynamic_smem<kern, 227 * 1024>("simt mma kernel");
+  const LaunchCfg cfg(dim3(static_cast<unsigned>((a.rows + kMmaRows - 1) / kMmaRows),
+                           static_cast<unsigned>((a.m + kMmaTok - 1) / kMmaTok), 1),
+                      kThreads, region + 16, stream, false);
+  const cudaError_t e = cudaLaunchKernelEx(&cfg.lc, kern, b);
+  if (e != cudaSuccess) throw Error(fmt::format("solgemm: simt mma launch: CUDA error: {}", cudaGetErrorString(e)));
+}
+
 template <class WT, int R, int U, int MT>
 void launch_variant(const Args& a, cudaStream_t stream) {
   constexpr auto kern = simt_kernel<WT, R, U, MT>;
@@ -260,6 +379,9 @@ void launch_simt(const Config& cfg, DType wt, const void* W, const __nv_bfloat16
     if (is(2, 4, 8)) return launch_variant<float, 2, 4, 8>(a, stream);
   } else {
     if (is(8, 1, 4)) return launch_variant<__nv_bfloat16, 8, 1, 4>(a, stream);
+    // (rt_cta 8 rows, gpw 8 steps, n_tiles 8 or 16 tokens: the same sums, bitwise)
+    if (is(8, 8, 8)) return launch_mma_variant<8, 8>(a, stream);
+    if (is(8, 8, 16)) return launch_mma_variant<8, 16>(a, stream);
   }
   throw Error(fmt::format("solgemm: simt: no compiled variant for {} weights and layout [{}] (rt_cta = rows per CTA, "
                           "gpw = units per thread, n_tiles = tokens per CTA)", to_string(wt), cfg.str()));

@@ -50,6 +50,7 @@
 #include "async_copy.cuh"
 #include "decode.cuh"
 #include "decode.hpp"
+#include "mma_sync.cuh"
 #include "split_barrier.cuh"
 #include "solgemm/solgemm.hpp"
 
@@ -294,13 +295,6 @@ __device__ __forceinline__ void ring_stamp(unsigned long long* trace, int diag, 
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(v));
     trace[kRingTraceOff + (cta_linear() * 64 + i) * 4 + kind] = v;
   }
-}
-
-__device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%0,%1,%2,%3};"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
 __device__ __forceinline__ void store_out(__nv_bfloat16* o, int64_t i, float v) { o[i] = __float2bfloat16_rn(v); }
