@@ -19,7 +19,9 @@
 // skinny sweep; TUNE_STREAM_SPLITS picks the splits; TUNE_TRACE=1 adds per-CTA timelines). The router's wide hi + lo
 // rows: TUNE_WIDE_SPLITS picks the splits, TUNE_WIDE_ONLY=1 skips the router family's sweep. TUNE_LAYOUTS lists the
 // layouts to screen instead of every valid one (given_layouts; bench_data.cuh env_layouts); TUNE_PAIRS=0 leaves out the
-// split-2 cluster pairs ("/xr/sq") that the BF16 sweep screens beside each split-2 layout.
+// split-2 cluster pairs ("/xr/sq") that the BF16 sweep screens beside each split-2 layout. The simt rows (the FP32
+// router's and the BF16 slice's forms, simt.cu): TUNE_SIMT=1 adds them, TUNE_SIMT_ONLY=1 runs only them,
+// TUNE_SIMT_COPY=1 also runs each on a fresh allocation of just the computed rows ("/copy").
 //
 // Output: markdown on stdout, one table per shape (committed under docs/results/tuning/).
 // Usage: tune_plan [screen reps=15] [final reps=60] [m list, e.g. 1,8,16] [shape name]
