@@ -209,9 +209,10 @@ Plan plan_stream(const Shape& s, int64_t m) {
   return p;
 }
 
-// The raw weights on the CUDA cores (simt.cu): FP32 (the router's raw copy) 2 rows per CTA x 4 units per thread x
-// 8 tokens per CTA; BF16 8 rows x 1 unit x 4 tokens. Whole K per CTA (split_k 1, no cluster); the layout depends
-// on the weight type only (batch invariance over every m of the family).
+// The raw weights whole rows per CTA (simt.cu): FP32 (the router's raw copy) on the CUDA cores, 2 rows per CTA x 4
+// units per thread x 8 tokens per CTA; BF16 through mma.sync, 8 rows x 8 steps per warp x 8 (m <= 8) or 16 tokens.
+// Whole K per CTA (split_k 1, no cluster); the sums depend on the weight type only (batch invariance over every m of
+// the family).
 Plan plan_simt(const Shape& s, int64_t m) {
   Plan p;
   p.kernel = Kernel::simt;
