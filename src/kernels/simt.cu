@@ -225,11 +225,10 @@ constexpr int kMmaRows = 8, kMmaXPad = 64;
 template <int U, int MT>  // MT: tokens per CTA, 8 (the MMA's rows 8..15 are zeros) or 16
 __global__ void __launch_bounds__(kThreads, 1) simt_mma_kernel(const Args a) {
   static_assert(MT == 8 || MT == 16, "tokens per CTA");
-  constexpr int kMmaTok = MT;
   extern __shared__ __align__(16) uint8_t smem[];
   const int i = threadIdx.x, lane = i & 31, warp = i >> 5, g = lane >> 2, t4 = lane & 3;
-  const int r0 = static_cast<int>(blockIdx.x) * kMmaRows, tok0 = static_cast<int>(blockIdx.y) * kMmaTok;
-  const int mt = min(kMmaTok, a.m - tok0);
+  const int r0 = static_cast<int>(blockIdx.x) * kMmaRows, tok0 = static_cast<int>(blockIdx.y) * MT;
+  const int mt = min(MT, a.m - tok0);
   constexpr int kPassK = 32 * (kThreads / 32) * U;  // k per pass
   const int xrow = kPassK * 2 + kMmaXPad;            // bytes per token row of x in shared memory
   const __nv_bfloat16* w = static_cast<const __nv_bfloat16*>(a.w);
@@ -275,7 +274,8 @@ __global__ void __launch_bounds__(kThreads, 1) simt_mma_kernel(const Args a) {
     }
 #pragma unroll
     for (int j = 0; j < U; ++j) {
-      const uint4 xh = MT == 16 ? xb[MT == 16 ? j : 0] : make_uint4(0, 0, 0, 0);
+      uint4 xh = make_uint4(0, 0, 0, 0);
+      if constexpr (MT == 16) xh = xb[j];
       const uint32_t a0[4] = {xa[j].x, xh.x, xa[j].y, xh.y}, a1[4] = {xa[j].z, xh.z, xa[j].w, xh.w};
       family::mma(acc[2 * (j & 1)], a0, wv[j].x, wv[j].y);
       family::mma(acc[2 * (j & 1) + 1], a1, wv[j].z, wv[j].w);
@@ -289,7 +289,7 @@ __global__ void __launch_bounds__(kThreads, 1) simt_mma_kernel(const Args a) {
 #pragma unroll
   for (int q = 0; q < 4; ++q) d[q] = (acc[0][q] + acc[1][q]) + (acc[2][q] + acc[3][q]);
   float* red = reinterpret_cast<float*>(smem);
-  constexpr int kTile = kMmaTok * kMmaRows;
+  constexpr int kTile = MT * kMmaRows;
   red[warp * kTile + g * kMmaRows + 2 * t4] = d[0];
   red[warp * kTile + g * kMmaRows + 2 * t4 + 1] = d[1];
   if constexpr (MT == 16) {
@@ -307,43 +307,36 @@ __global__ void __launch_bounds__(kThreads, 1) simt_mma_kernel(const Args a) {
   if (trace) stamp(trace, 4);
 }
 
+// One launch of either form: grid (row blocks of R, token chunks of MT), 512 threads; shared memory holds x or the
+// warps' sums (one region, whichever is larger), then the x copy's mbarrier (Args::bar_off).
+template <auto Kern>
+void launch_cta(Args b, int r, int mt, size_t xbytes, size_t sums_bytes, cudaStream_t stream, const char* who) {
+  const size_t region = (std::max(xbytes, sums_bytes) + 15) / 16 * 16;
+  b.bar_off = static_cast<int>(region);
+  ensure_dynamic_smem<Kern, 227 * 1024>(who);
+  const LaunchCfg cfg(dim3(static_cast<unsigned>((b.rows + r - 1) / r), static_cast<unsigned>((b.m + mt - 1) / mt), 1),
+                      kThreads, region + 16, stream, false);
+  const cudaError_t e = cudaLaunchKernelEx(&cfg.lc, Kern, b);
+  if (e != cudaSuccess) throw Error(fmt::format("solgemm: {} launch: CUDA error: {}", who, cudaGetErrorString(e)));
+}
+
 template <int U, int MT>
 void launch_mma_variant(const Args& a, cudaStream_t stream) {
-  constexpr auto kern = simt_mma_kernel<U, MT>;
-  constexpr int kMmaTok = MT;
   constexpr int kPassK = 32 * (kThreads / 32) * U;
-  const size_t xbytes = static_cast<size_t>(std::min<int>(kMmaTok, a.m)) * (kPassK * 2 + kMmaXPad);
-  const size_t rbytes = static_cast<size_t>(kThreads / 32) * kMmaTok * kMmaRows * 4;
-  const size_t region = (std::max(xbytes, rbytes) + 15) / 16 * 16;
-  Args b = a;
-  b.bar_off = static_cast<int>(region);
-  ensure_dynamic_smem<kern, 227 * 1024>("simt mma kernel");
-  const LaunchCfg cfg(dim3(static_cast<unsigned>((a.rows + kMmaRows - 1) / kMmaRows),
-                           static_cast<unsigned>((a.m + kMmaTok - 1) / kMmaTok), 1),
-                      kThreads, region + 16, stream, false);
-  const cudaError_t e = cudaLaunchKernelEx(&cfg.lc, kern, b);
-  if (e != cudaSuccess) throw Error(fmt::format("solgemm: simt mma launch: CUDA error: {}", cudaGetErrorString(e)));
+  launch_cta<simt_mma_kernel<U, MT>>(a, kMmaRows, MT, static_cast<size_t>(std::min(MT, a.m)) * (kPassK * 2 + kMmaXPad),
+                                     static_cast<size_t>(kThreads / 32) * MT * kMmaRows * 4, stream, "simt mma kernel");
 }
 
 template <class WT, int R, int U, int MT>
 void launch_variant(const Args& a, cudaStream_t stream) {
-  constexpr auto kern = simt_kernel<WT, R, U, MT>;
-  constexpr int E = Unit<WT>::kE, V = R * MT;
-  const size_t xbytes = static_cast<size_t>(std::min(MT, a.m)) * U * kThreads * E * 2;
-  const size_t pbytes = static_cast<size_t>(kThreads / 32) * V * 4;  // the warps' sums
-  const size_t region = (std::max(xbytes, pbytes) + 15) / 16 * 16;
-  const size_t smem = region + 16;  // + the x copy's mbarrier
+  constexpr int E = Unit<WT>::kE;
   Args b = a;
-  b.bar_off = static_cast<int>(region);
   // Bulk copies of x: K is one full pass (exactly 512 U units) and x's rows are 16-byte aligned.
   b.bulk_x = (a.k / E == kThreads * U && a.k % 8 == 0 && reinterpret_cast<uintptr_t>(a.x) % 16 == 0 && !a.no_bulk_x)
                  ? 1
                  : 0;
-  ensure_dynamic_smem<kern, 227 * 1024>("simt kernel");
-  const LaunchCfg cfg(dim3(static_cast<unsigned>((a.rows + R - 1) / R), static_cast<unsigned>((a.m + MT - 1) / MT), 1),
-                      kThreads, smem, stream, false);
-  const cudaError_t e = cudaLaunchKernelEx(&cfg.lc, kern, b);
-  if (e != cudaSuccess) throw Error(fmt::format("solgemm: simt launch: CUDA error: {}", cudaGetErrorString(e)));
+  launch_cta<simt_kernel<WT, R, U, MT>>(b, R, MT, static_cast<size_t>(std::min(MT, a.m)) * U * kThreads * E * 2,
+                                        static_cast<size_t>(kThreads / 32) * R * MT * 4, stream, "simt kernel");
 }
 
 }  // namespace
