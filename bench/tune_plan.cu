@@ -21,7 +21,8 @@
 // layouts to screen instead of every valid one (given_layouts; bench_data.cuh env_layouts); TUNE_PAIRS=0 leaves out the
 // split-2 cluster pairs ("/xr/sq") that the BF16 sweep screens beside each split-2 layout. The simt rows (the FP32
 // router's and the BF16 slice's forms, simt.cu): TUNE_SIMT=1 adds them, TUNE_SIMT_ONLY=1 runs only them,
-// TUNE_SIMT_COPY=1 also runs each on a fresh allocation of just the computed rows ("/copy").
+// TUNE_SIMT_COPY=1 also runs each on a fresh allocation of just the computed rows ("/copy"). TUNE_ROWS=r computes
+// only the shape's first r rows.
 //
 // Output: markdown on stdout, one table per shape (committed under docs/results/tuning/).
 // Usage: tune_plan [screen reps=15] [final reps=60] [m list, e.g. 1,8,16] [shape name]
@@ -278,8 +279,11 @@ int main(int argc, char** argv) {
   const ShapeSpec shapes[] = {{"qkv_gate", 2304, 8192, 2304, false}, {"o", 8192, 1024, 8192, false},
                               {"pooler", 4096, 8192, 4096, false},   {"unpooler", 8192, 4096, 8192, false},
                               {"unpooler slice", 8192, 4096, 1024, false}, {"router", 256, 8192, 256, true}};
-  for (const ShapeSpec& sh : shapes) {
+  // TUNE_ROWS=r: compute only the first r rows of the named shape (a what-if for layouts that leave rows out)
+  const int64_t rows_override = std::getenv("TUNE_ROWS") ? std::atoll(std::getenv("TUNE_ROWS")) : 0;
+  for (ShapeSpec sh : shapes) {
     if (!only.empty() && only != sh.name) continue;
+    if (rows_override > 0 && rows_override <= sh.n) sh.rows = rows_override;
     const size_t wb = sh.hilo ? 4 : 2;
     void* dw;
     CK(cudaMalloc(&dw, sh.n * sh.k * wb));
@@ -387,7 +391,7 @@ int main(int argc, char** argv) {
       const int nt = plan.cfg.n_tiles;
       Layout plan_l{plan.cfg.split_k, plan.cfg.rt_cta, plan.cfg.wk, plan.cfg.gpw};
       plan_l.k_seq = plan.cfg.k_seq;
-      const int max_warps = sh.hilo ? (nt == 8 ? 8 : 16) : (nt == 4 ? 18 : 30);  // (12-bit, with the exception warp: family_dispatch.cuh)
+      const int max_warps = sh.hilo ? (nt == 8 ? 8 : 16) : (nt == 4 ? 20 : 30);  // (12-bit, with the exception warp: family_dispatch.cuh)
       // How each skinny layout reduced split K (launch_skinny's path): a split layout that did not run as a cluster
       // is marked "[ws]" in the table (through the workspace: the GPU could not hold its clusters at once, or "/nc").
       std::map<std::string, int> path_of;
