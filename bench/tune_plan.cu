@@ -391,7 +391,7 @@ int main(int argc, char** argv) {
       const int nt = plan.cfg.n_tiles;
       Layout plan_l{plan.cfg.split_k, plan.cfg.rt_cta, plan.cfg.wk, plan.cfg.gpw};
       plan_l.k_seq = plan.cfg.k_seq;
-      const int max_warps = sh.hilo ? (nt == 8 ? 8 : 16) : (nt == 4 ? 20 : 30);  // (12-bit, with the exception warp: family_dispatch.cuh)
+      const int max_warps = sh.hilo ? (nt == 8 ? 8 : 16) : (nt == 4 ? 18 : 30);  // (12-bit, with the exception warp: family_dispatch.cuh)
       // How each skinny layout reduced split K (launch_skinny's path): a split layout that did not run as a cluster
       // is marked "[ws]" in the table (through the workspace: the GPU could not hold its clusters at once, or "/nc").
       std::map<std::string, int> path_of;

@@ -344,7 +344,7 @@ constexpr SkinnyWin kSkinnyWins[] = {
      "qkv_gate 9<=m<=16: 5 row tiles x 2 k warps per CTA, 232 CTAs, 8-way split-K as clusters of 8 (tune_plan, perf-notes "
      "step 126: 11.07-11.58 / 11.33-11.62 / 11.14-11.52 us at m = 12 / 14 / 16 against 11.23-11.65 / 11.68-11.71 / "
      "11.62-11.87 for 6 row tiles and 11.58-11.94 at m = 16 for the 9-row-tile workspace layout before; cuBLAS 13.5-14.1)"},
-    {2304, 8192, 17, 32, {8, 10, 2, 8},
+    {2304, 8192, 17, 32, {8, 10, 1, 16},
      "qkv_gate 17<=m<=32: 10 row tiles x 1 k warp x 16 groups per CTA, 120 CTAs (15 row blocks, the last of 4 tiles; "
      "1 per SM), 8-way split-K as 15 clusters of 8 (all that an H200 holds at one CTA per SM, perf-notes step 82; "
      "where fewer fit, the split reduces through the workspace, ~0.7 us slower); its K order (8 slices of 16 groups in "

@@ -298,8 +298,7 @@ TEST(Skinny, CodedDomainFallback16) {
 // tile per CTA with x staged at m = 1, 2 row tiles with x staged at m = 2, 1 row tile with x through the ring at
 // 3..16, 2 row tiles with x through the ring at n_tiles 4 at 17..32; the unpooler: one layout, 2 row tiles per CTA, x staged at m <= 2, through the ring
 // above, at 17..32 the 2-CTA n_tiles-4 variant with boxes of m rows, perf-notes steps 96, 111, 124, 128, 131, 132;
-// qkv_gate: 5 row tiles per CTA at 1..4 and 9..16 tokens, 6 at 5..8, tune_plan, step 126, and 10 row tiles at 17..32 on
-// the 20-warp x-ring variant, step 177); the K order is the same, so
+// qkv_gate: 5 row tiles per CTA at 1..4 and 9..16 tokens, 6 at 5..8, tune_plan, step 126); the K order is the same, so
 // every row must come out bitwise equal at every m of the range, and within the FP64 bound.
 TEST(Skinny, PlanLayoutsBatchInvariant) {
   SOLGEMM_REQUIRE_GPU();
@@ -312,7 +311,8 @@ TEST(Skinny, PlanLayoutsBatchInvariant) {
     const size_t t = l.find(" n_tiles=");
     return l.erase(t, l.find(' ', t + 1) - t);
   };
-  for (const L& l : {L{4096, 8192, 1, 32, true}, L{8192, 4096, 1, 32, false}, L{2304, 8192, 1, 32, true}}) {
+  for (const L& l : {L{4096, 8192, 1, 32, true}, L{8192, 4096, 1, 32, false}, L{2304, 8192, 1, 16, true},
+                     L{2304, 8192, 17, 32, false}}) {
     SCOPED_TRACE(std::to_string(l.n) + "x" + std::to_string(l.k) + " m " + std::to_string(l.min_m) + ".." +
                  std::to_string(l.max_m) + " " + skt::seed_msg(seed));
     Dev<__nv_bfloat16> dw(static_cast<size_t>(l.n * l.k));
@@ -515,15 +515,15 @@ TEST(Skinny, PairSequenceEqualsOneCta) {
 // A split-K layout reduced on chip (its clusters) gives the bits of the same layout through the workspace (the same
 // partials added in split order): clusters of 16, the non-portable size (skinny_family.cuh launch; qkv_gate's balanced
 // layout cs16 / rt9 / wk1 / g8, 256 CTAs of 72 groups, two per SM, a cluster spanning 8 SMs of one GPC) at 1..16 tokens,
-// and qkv_gate's 10-row-tile layout at 17..32 tokens (15 clusters of 8 at one CTA per SM); every output written, nothing past
+// and the plan's qkv_gate row for 17..32 tokens (15 clusters of 8 at one CTA per SM); every output written, nothing past
 // m x rows, the FP64 reference's error. Which reduction ran is printed: where a GPU's GPCs cannot place all the clusters
 // at once both run through the workspace (then the equality is the workspace's with itself).
 TEST(Skinny, ClustersEqualWorkspace) {
   SOLGEMM_REQUIRE_GPU();
   const uint64_t seed = solgemm::testing::test_seed(0xC16u);
   SCOPED_TRACE(skt::seed_msg(seed));
-  // cs16 / rt9 / wk1 / g8 (clusters of 16, perf-notes step 167) at 1..16 tokens, and qkv_gate's row at 17..32 before
-  // step 177 (cs8 / rt10 / wk1 / g16: 15 clusters of 8, all that an H200 holds at one CTA per SM, step 171) at n_tiles 4.
+  // cs16 / rt9 / wk1 / g8 (clusters of 16, perf-notes step 167) at 1..16 tokens, and the plan's qkv_gate row at 17..32
+  // (cs8 / rt10 / wk1 / g16: 15 clusters of 8, all that an H200 holds at one CTA per SM, step 171) at n_tiles 4.
   struct L {
     int cs, rt, wk, gpw;
     std::vector<int> ms;
@@ -552,41 +552,6 @@ TEST(Skinny, ClustersEqualWorkspace) {
                     path[0] == solgemm::kernels::kPathCluster ? "as clusters (on chip)"
                                                               : "through the workspace (its clusters do not all fit)");
     }
-  }
-}
-
-// qkv_gate's 17..32-token row, cs8 / rt10 / wk2 / g8 (perf-notes step 177): 20 compute warps at n_tiles 4 fit only the
-// x-ring cluster kernel of the 704-thread variant (family_dispatch.cuh warps1x_of). Where that cannot run (clusters
-// not allowed or not all resident, x not through the ring) the launcher runs the same row tiles with one k warp of 16
-// groups: then the output must be exactly that layout's, and every output is within the FP64 bound, written, in bounds.
-TEST(Skinny, TwentyWarpLayoutFallsBack) {
-  SOLGEMM_REQUIRE_GPU();
-  const uint64_t seed = solgemm::testing::test_seed(0x20Au);
-  SCOPED_TRACE(skt::seed_msg(seed));
-  FamilyCase fc(2304, 8192, 2304, 32);
-  ASSERT_NO_FATAL_FAILURE(fc.make(seed, seed + 5));
-  for (int m : {17, 24, 32}) {
-    SCOPED_TRACE("m=" + std::to_string(m));
-    const solgemm::Config c20 = solgemm::layout_config(8, 10, 2, 8, 4), c10 = solgemm::layout_config(8, 10, 1, 16, 4);
-    std::vector<uint16_t> o20, o20_ws, o20_staged, o10_ws, o10;
-    int p20 = solgemm::kernels::kPathNone, p20_ws = p20, p10_ws = p20;
-    ASSERT_NO_FATAL_FAILURE(fc.run(c20, fc.v, m, "20 warps", &o20, &p20));
-    solgemm::kernels::PackedView nc = fc.v;
-    nc.no_cluster = true;
-    ASSERT_NO_FATAL_FAILURE(fc.run(c20, nc, m, "20 warps, no clusters", &o20_ws, &p20_ws));
-    ASSERT_NO_FATAL_FAILURE(fc.run(c10, nc, m, "10 warps, no clusters", &o10_ws, &p10_ws));
-    EXPECT_NE(p20_ws, solgemm::kernels::kPathCluster);
-    EXPECT_EQ(p20_ws, p10_ws);
-    EXPECT_TRUE(o20_ws == o10_ws) << "without clusters the 20-warp layout must run as 10 row tiles x 1 k warp";
-    solgemm::kernels::PackedView staged = fc.v;
-    staged.xring = -1;  // (x never through the ring)
-    ASSERT_NO_FATAL_FAILURE(fc.run(c20, staged, m, "20 warps, x staged", &o20_staged));
-    ASSERT_NO_FATAL_FAILURE(fc.run(c10, staged, m, "10 warps, x staged", &o10));
-    EXPECT_TRUE(o20_staged == o10) << "with x staged the 20-warp layout must run as 10 row tiles x 1 k warp";
-    if (m == 17)
-      std::printf("[ 20 warps ] cs8 / rt10 / wk2 / g8 on 2304 x 8192 ran %s\n",
-                  p20 == solgemm::kernels::kPathCluster ? "as clusters with x through the ring"
-                                                        : "as the 10-warp layout (its clusters do not all fit)");
   }
 }
 

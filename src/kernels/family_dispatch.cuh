@@ -46,37 +46,16 @@ constexpr int warps2_of(int nt) { return nt == 4 ? 9 : 15; }
 // qkv_gate 9 x 2 layout among them).
 template <class Src>
 constexpr int warps1_of(int nt) { return nt == 4 ? 18 + exc_warps<Src>() : 31; }
-// WARPS1X: a 1-CTA variant at n_tiles 4 with 20 compute warps for the 12-bit source (qkv_gate's 10 x 2 layout at
-// 17..32 tokens, the K order of its 1..16 rows): at 704 threads ptxas has 88 registers, which the x-ring kernels fit
-// (83-87) and the staged-x ones do not (92-94: spills), so only the x-ring kernels are compiled (launch's kXrOnly) and
-// such a layout takes x through the ring (skinny_dispatch). 0: none (skinny_nt then halves the k warps).
-template <class Src>
-constexpr int warps1x_of(int nt) { return nt == 4 && Src::kExc && xring_variant<Src, 4>() ? 20 + exc_warps<Src>() : 0; }
 // (sms: the GPU's SM count, the current device's unless given)
 inline bool two_per_sm(const Args& a, int nt, int warps2, int64_t sms = 0) {
   const dim3 g = grid_of(a, nt);
   return warps2 > 0 && a.rt_cta * a.wk <= warps2 && static_cast<int64_t>(g.x) * g.y > (sms > 0 ? sms : sm_count());
 }
-template <class Src, int NT, int WARPS2, int WARPS1, int kBench, int WARPS1X = 0>
+template <class Src, int NT, int WARPS2, int WARPS1, int kBench>
 void skinny_nt(const Args& a, cudaStream_t stream, const CUtensorMap* xmap, int* path) {
   if (two_per_sm(a, NT, WARPS2 - exc_warps<Src>())) {
     if constexpr (WARPS2 > 0) {
       launch<Src, NT, (WARPS2 + 1) * 32, 2, kBench>(a, stream, xmap, path);
-      return;
-    }
-  }
-  if (a.rt_cta * a.wk > WARPS1 - exc_warps<Src>()) {  // more compute warps than the 1-CTA variant holds
-    if constexpr (WARPS1X > 0) {
-      if (launch<Src, NT, (WARPS1X + 1) * 32, 1, kBench, true>(a, stream, xmap, path)) return;
-    }
-    // No such variant, or it cannot run the layout (x or K not 16-byte aligned, so x cannot come through the ring; no
-    // split; fewer clusters fit at once than the grid has): the same row tiles with half the k warps, each twice the
-    // groups (correct, in another K order: not bitwise the layout's rows).
-    if (a.wk % 2 == 0) {
-      Args h = a;
-      h.wk /= 2;
-      h.gpw *= 2;
-      launch<Src, NT, (WARPS1 + 1) * 32, 1, kBench>(h, stream, nullptr, path);
       return;
     }
   }
@@ -88,7 +67,7 @@ void skinny_src(const Config& cfg, const Args& a, cudaStream_t stream, const CUt
   switch (cfg.n_tiles) {
     case 1: skinny_nt<Src, 1, warps2_of(1), warps1_of<Src>(1), kBench>(a, stream, xmap, path); return;
     case 2: skinny_nt<Src, 2, warps2_of(2), warps1_of<Src>(2), kBench>(a, stream, xmap, path); return;
-    case 4: skinny_nt<Src, 4, warps2_of(4), warps1_of<Src>(4), kBench, warps1x_of<Src>(4)>(a, stream, xmap, path); return;
+    case 4: skinny_nt<Src, 4, warps2_of(4), warps1_of<Src>(4), kBench>(a, stream, xmap, path); return;
     default: break;
   }
   throw Error(fmt::format("solgemm: skinny: n_tiles = {}; compiled variants are 1, 2, 4 (more tokens: chunks of 32)", cfg.n_tiles));
@@ -124,10 +103,6 @@ void skinny_dispatch(const Config& cfg, const PackedView& w, const __nv_bfloat16
   const CUtensorMap* xmap = nullptr;
   const int warps2 = warps2_of(cfg.n_tiles) - (w.bits12 ? exc_warps<Dec12>() : exc_warps<Raw16>());  // (as skinny_nt)
   const bool two = two_per_sm(a, cfg.n_tiles, warps2);
-  // A 12-bit layout of more compute warps than the 1-CTA variant holds at n_tiles 4 runs on the x-ring-only variant
-  // (warps1x_of): x through the ring where it can (use_xring; else skinny_nt halves the k warps).
-  const int staged_max4 = warps1_of<Dec12>(4) - exc_warps<Dec12>();  // (compute warps)
-  if (w.bits12 && cfg.n_tiles == 4 && !two && a.xring_req == 0 && a.rt_cta * a.wk > staged_max4) a.xring_req = 1;
   if (use_xring(a, cfg.n_tiles, two)) {
     // The boxes (perf-notes step 132): one 4-D box of 8 n_tiles token rows per stage (every k warp's box; tokens past m
     // zero-filled by TMA), or, in the 2-CTA variant with at most 4 k warps when one chunk holds all m < 8 n_tiles tokens,

@@ -1467,35 +1467,28 @@ int max_clusters(Kern kernel, dim3 grid, unsigned threads, size_t smem, int cs) 
 // CTAs when the whole grid fits at once (split K through DSMEM), else none (split K through the workspace).
 // xmap: x's tensor map where use_xring says so (x through the ring), else null. path (tests, bench; null in the
 // library's calls): set to how the launch reduced split K (LaunchPath, kernels.hpp).
-// kXrOnly: only the x-ring cluster kernel of this variant is compiled (the 1-CTA variant of more compute warps than the
-// other kernels' registers fit: family_dispatch.cuh warps1x_of); a launch that cannot run as it (no x map, no split,
-// or the clusters do not all fit at once) launches nothing and returns false. Every other launch returns true.
-template <class Src, int NT, int MAXT, int MINB, int kBench = kLibrary, bool kXrOnly = false>
-bool launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr, int* path = nullptr) {
+template <class Src, int NT, int MAXT, int MINB, int kBench = kLibrary>
+void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr, int* path = nullptr) {
   auto took = [path](LaunchPath p) {
     if (path != nullptr) *path = p;
   };
+  auto kern = skinny_kernel<Src, NT, MAXT, MINB, false, kBench>;
+  auto kern_c = skinny_kernel<Src, NT, MAXT, MINB, true, kBench>;
   constexpr bool kXrOk = xring_variant<Src, NT>();
-  static_assert(kXrOk || !kXrOnly, "an x-ring-only variant needs the x-ring kernels");
-  // Clusters of 16, the non-portable size (as_clusters below), best effort: where it cannot be set, the occupancy
-  // query says no cluster of 16 fits and such a layout reduces through the workspace.
   static const bool attrs = [&] {
     RelaxedCapture relaxed;
+    check(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024), "smem attribute");
+    check(cudaFuncSetAttribute(kern_c, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024), "smem attribute");
+    // Clusters of 16, the non-portable size (as_clusters below), best effort: where it cannot be set, the occupancy
+    // query says no cluster of 16 fits and such a layout reduces through the workspace.
     auto allow16 = [](auto fn) {
       if (cudaFuncSetAttribute(fn, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) cudaGetLastError();
     };
-    if constexpr (!kXrOnly) {
-      auto kern = skinny_kernel<Src, NT, MAXT, MINB, false, kBench>;
-      auto kern_c = skinny_kernel<Src, NT, MAXT, MINB, true, kBench>;
-      check(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024), "smem attribute");
-      check(cudaFuncSetAttribute(kern_c, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024), "smem attribute");
-      allow16(kern_c);
-    }
+    allow16(kern_c);
     if constexpr (kXrOk) {
-      if constexpr (!kXrOnly)
-        check(cudaFuncSetAttribute(skinny_kernel<Src, NT, MAXT, MINB, false, kBench, true>,
-                                   cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024),
-              "smem attribute");
+      check(cudaFuncSetAttribute(skinny_kernel<Src, NT, MAXT, MINB, false, kBench, true>,
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024),
+            "smem attribute");
       check(cudaFuncSetAttribute(skinny_kernel<Src, NT, MAXT, MINB, true, kBench, true>,
                                  cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024),
             "smem attribute");
@@ -1542,13 +1535,11 @@ bool launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr, int*
   };
   if constexpr (kXrOk) {
     if (xr && a.stages < 1) throw Error("solgemm: skinny launch: x through the ring needs a ring");
-    if constexpr (kXrOnly) {
-      if (!xr || a.cs == 1) return false;
-    } else if (xr && a.cs == 1) {  // (no split K: no cluster, no workspace)
+    if (xr && a.cs == 1) {  // (no split K: no cluster, no workspace)
       took(kPathPlain);
       skinny_kernel<Src, NT, MAXT, MINB, false, kBench, true><<<grid, threads, smem, stream>>>(a, xm);
       check(cudaGetLastError(), "skinny launch (x ring)");
-      return true;
+      return;
     }
     if (xr) {  // split K with x through the ring (perf-notes step 165): as clusters where the whole grid fits at once
                // (with Config::k_seq summing as one sequence, Args::seq), else through the workspace (last arrival sums;
@@ -1559,63 +1550,52 @@ bool launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr, int*
         a.seq = a.seq_req;
         LaunchCfg ccfg(grid, static_cast<int>(threads), smem, stream, false, a.cs);
         check(cudaLaunchKernelEx(&ccfg.lc, kern_cx, a, xm), "skinny cluster launch (x ring)");
-        return true;
+        return;
       }
-      if constexpr (kXrOnly) {
-        return false;
+      took(kPathLastArrival);
+      skinny_kernel<Src, NT, MAXT, MINB, false, kBench, true><<<grid, threads, smem, stream>>>(a, xm);
+      check(cudaGetLastError(), "skinny launch (x ring, split K through the workspace)");
+      return;
+    }
+  }
+  // Split K with cs <= 8 (or 16, above): if the whole grid fits on the GPU at once as clusters of cs CTAs, reduce through
+  // distributed shared memory instead of the workspace (no global round trips). The answer depends on the
+  // kernel, its shared memory, the block and cluster size: asked once, then cached.
+  if (as_clusters(kern_c)) {
+    took(kPathCluster);
+    LaunchCfg ccfg(grid, static_cast<int>(threads), smem, stream, false, a.cs);
+    check(cudaLaunchKernelEx(&ccfg.lc, kern_c, a, xm), "skinny cluster launch");
+    return;
+  }
+  // Split K through the workspace: when the whole grid is resident at once (asked once per kernel, shared memory
+  // and block size), one cooperative launch whose CTAs share the tail (Args::dist); else the last arrival of each
+  // tile sums it alone.
+  if (Src::kTerms == 1 && a.cs > 1 && a.cs <= 16 && a.cnt64 != nullptr && need.counters <= a.tiles64) {
+    static std::mutex mu;
+    static std::map<std::pair<size_t, unsigned>, int64_t> resident;  // (smem, threads) -> CTAs at once
+    int64_t at_once = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      const auto key = std::make_pair(smem, threads);
+      auto it = resident.find(key);
+      if (it == resident.end()) {
+        at_once = resident_ctas(reinterpret_cast<const void*>(kern), static_cast<int>(threads), static_cast<int>(smem));
+        resident.emplace(key, at_once);
       } else {
-        took(kPathLastArrival);
-        skinny_kernel<Src, NT, MAXT, MINB, false, kBench, true><<<grid, threads, smem, stream>>>(a, xm);
-        check(cudaGetLastError(), "skinny launch (x ring, split K through the workspace)");
-        return true;
+        at_once = it->second;
       }
+    }
+    if (at_once >= static_cast<int64_t>(grid.x) * grid.y) {
+      a.dist = 1;
+      took(kPathCooperative);
+      const LaunchCfg lcfg(grid, static_cast<int>(threads), smem, stream, true);
+      check(cudaLaunchKernelEx(&lcfg.lc, kern, a, xm), "skinny cooperative launch");
+      return;
     }
   }
-  if constexpr (kXrOnly) {
-    return false;
-  } else {
-    auto kern = skinny_kernel<Src, NT, MAXT, MINB, false, kBench>;
-    auto kern_c = skinny_kernel<Src, NT, MAXT, MINB, true, kBench>;
-    // Split K with cs <= 8 (or 16, above): if the whole grid fits on the GPU at once as clusters of cs CTAs, reduce through
-    // distributed shared memory instead of the workspace (no global round trips). The answer depends on the
-    // kernel, its shared memory, the block and cluster size: asked once, then cached.
-    if (as_clusters(kern_c)) {
-      took(kPathCluster);
-      LaunchCfg ccfg(grid, static_cast<int>(threads), smem, stream, false, a.cs);
-      check(cudaLaunchKernelEx(&ccfg.lc, kern_c, a, xm), "skinny cluster launch");
-      return true;
-    }
-    // Split K through the workspace: when the whole grid is resident at once (asked once per kernel, shared memory
-    // and block size), one cooperative launch whose CTAs share the tail (Args::dist); else the last arrival of each
-    // tile sums it alone.
-    if (Src::kTerms == 1 && a.cs > 1 && a.cs <= 16 && a.cnt64 != nullptr && need.counters <= a.tiles64) {
-      static std::mutex mu;
-      static std::map<std::pair<size_t, unsigned>, int64_t> resident;  // (smem, threads) -> CTAs at once
-      int64_t at_once = 0;
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        const auto key = std::make_pair(smem, threads);
-        auto it = resident.find(key);
-        if (it == resident.end()) {
-          at_once = resident_ctas(reinterpret_cast<const void*>(kern), static_cast<int>(threads), static_cast<int>(smem));
-          resident.emplace(key, at_once);
-        } else {
-          at_once = it->second;
-        }
-      }
-      if (at_once >= static_cast<int64_t>(grid.x) * grid.y) {
-        a.dist = 1;
-        took(kPathCooperative);
-        const LaunchCfg lcfg(grid, static_cast<int>(threads), smem, stream, true);
-        check(cudaLaunchKernelEx(&lcfg.lc, kern, a, xm), "skinny cooperative launch");
-        return true;
-      }
-    }
-    took(a.cs == 1 ? kPathPlain : kPathLastArrival);
-    kern<<<grid, threads, smem, stream>>>(a, xm);
-    check(cudaGetLastError(), "skinny launch");
-    return true;
-  }
+  took(a.cs == 1 ? kPathPlain : kPathLastArrival);
+  kern<<<grid, threads, smem, stream>>>(a, xm);
+  check(cudaGetLastError(), "skinny launch");
 }
 
 }  // namespace solgemm::kernels::family
