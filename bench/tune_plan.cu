@@ -22,7 +22,7 @@
 // split-2 cluster pairs ("/xr/sq") that the BF16 sweep screens beside each split-2 layout. The simt rows (the FP32
 // router's and the BF16 slice's forms, simt.cu): TUNE_SIMT=1 adds them, TUNE_SIMT_ONLY=1 runs only them,
 // TUNE_SIMT_COPY=1 also runs each on a fresh allocation of just the computed rows ("/copy"). TUNE_ROWS=r computes
-// only the shape's first r rows.
+// only the shape's first r rows; TUNE_K=k gives the shape K = k.
 //
 // Output: markdown on stdout, one table per shape (committed under docs/results/tuning/).
 // Usage: tune_plan [screen reps=15] [final reps=60] [m list, e.g. 1,8,16] [shape name]
@@ -281,9 +281,12 @@ int main(int argc, char** argv) {
                               {"unpooler slice", 8192, 4096, 1024, false}, {"router", 256, 8192, 256, true}};
   // TUNE_ROWS=r: compute only the first r rows of the named shape (a what-if for layouts that leave rows out)
   const int64_t rows_override = std::getenv("TUNE_ROWS") ? std::atoll(std::getenv("TUNE_ROWS")) : 0;
+  // TUNE_K=k: the named shape with K = k instead (<= 8192: x's buffer), e.g. a 12-bit matrix's bytes read as BF16
+  const int64_t k_override = std::getenv("TUNE_K") ? std::min<int64_t>(8192, std::atoll(std::getenv("TUNE_K"))) : 0;
   for (ShapeSpec sh : shapes) {
     if (!only.empty() && only != sh.name) continue;
     if (rows_override > 0 && rows_override <= sh.n) sh.rows = rows_override;
+    if (k_override > 0) sh.k = k_override;
     const size_t wb = sh.hilo ? 4 : 2;
     void* dw;
     CK(cudaMalloc(&dw, sh.n * sh.k * wb));
