@@ -214,6 +214,106 @@ bool encode12(const uint16_t* w, int64_t n, int64_t k, int base, int64_t expecte
 
 }  // namespace
 
+Simt12 encode_simt12(const uint16_t* w, int64_t n, int64_t k, int64_t rows, int base) {
+  if (n < 1 || k < 1 || rows < 1 || rows > n)
+    throw Error(fmt::format("solgemm::format::encode_simt12: shape {} x {}, rows {}; expected N, K >= 1 and "
+                            "1 <= rows <= N", n, k, rows));
+  if (k > (int64_t{1} << 28))
+    throw Error(fmt::format("solgemm::format::encode_simt12: K = {}; expected K <= 2^28 (an entry's position)", k));
+  if (base < 1 || base > 240)
+    throw Error(fmt::format("solgemm::format::encode_simt12: base {}; expected 1..240", base));
+  Simt12 p;
+  p.rows = rows;
+  p.k = k;
+  p.base = base;
+  p.blocks = (rows + kSimtRows - 1) / kSimtRows;
+  p.passes = (k + kSimtPassK - 1) / kSimtPassK;
+  p.data.assign(static_cast<size_t>(p.blocks * p.passes) * kSimtPassBytes, 0);
+  p.exc_off.assign(static_cast<size_t>(p.blocks) + 1, 0);
+  p.head.assign(static_cast<size_t>(p.blocks) * kSimtHead * 2, 0);
+  std::vector<std::pair<uint32_t, uint32_t>> ex;  // this block's (position, bits)
+  for (int64_t b = 0; b < p.blocks; ++b) {
+    ex.clear();
+    for (int64_t pass = 0; pass < p.passes; ++pass) {
+      uint8_t* blk = p.data.data() + static_cast<size_t>(b * p.passes + pass) * kSimtPassBytes;
+      for (int wp = 0; wp < kSimtWarps; ++wp)
+        for (int j = 0; j < kSimtSteps; ++j)
+          for (int lane = 0; lane < kLanes; ++lane) {
+            const int64_t row = b * kSimtRows + (lane >> 2);
+            const int64_t k0 = pass * kSimtPassK + 32 * (wp + kSimtWarps * j) + 8 * (lane & 3);
+            const int q = j >> 2, jj = j & 3;
+            uint8_t* low = blk + (static_cast<size_t>((q * 3 + (jj >> 1)) * kSimtWarps + wp) * kLanes + lane) * 16 +
+                           (jj & 1) * 8;
+            uint8_t* high = blk + (static_cast<size_t>((q * 3 + 2) * kSimtWarps + wp) * kLanes + lane) * 16 + jj * 4;
+            uint32_t hw = 0;
+            for (int e = 0; e < 8; ++e) {
+              uint32_t v = kPadCoded, c = kPadC;  // padding and exception slots: the placeholder (c = 15)
+              if (row < rows && k0 + e < k) {
+                v = w[row * k + k0 + e];
+                c = static_cast<uint32_t>(static_cast<int>((v >> 7) & 0xFF) - base);
+                if (c > 15u) {
+                  ex.emplace_back(static_cast<uint32_t>((k0 + e) << 3 | (row - b * kSimtRows)), v);
+                  v = kPadCoded;
+                  c = kPadC;
+                }
+              }
+              low[e] = static_cast<uint8_t>((c & 1) << 7 | (v & 0x7F));
+              hw |= rotr32(((v & 0x8000) | (c >> 1) << 8) << (16 * (e & 1)), 4 * (e >> 1));
+            }
+            store_le32(high, hw);
+          }
+    }
+    std::sort(ex.begin(), ex.end());
+    for (const auto& e : ex) {
+      p.exc.push_back(e.first);
+      p.exc.push_back(e.second);
+    }
+    for (int q = 0; q < kSimtHead; ++q) {
+      const bool has = q < static_cast<int>(ex.size());
+      p.head[static_cast<size_t>((b * kSimtHead + q) * 2)] = has ? ex[static_cast<size_t>(q)].first : ~0u;
+      p.head[static_cast<size_t>((b * kSimtHead + q) * 2 + 1)] = has ? ex[static_cast<size_t>(q)].second : 0u;
+    }
+    p.exc_off[static_cast<size_t>(b) + 1] = static_cast<uint32_t>(p.exc.size() / 2);
+  }
+  return p;
+}
+
+std::vector<uint16_t> decode_simt12(const Simt12& p) {
+  std::vector<uint16_t> w(static_cast<size_t>(p.rows * p.k));
+  for (int64_t b = 0; b < p.blocks; ++b)
+    for (int64_t pass = 0; pass < p.passes; ++pass) {
+      const uint8_t* blk = p.data.data() + static_cast<size_t>(b * p.passes + pass) * kSimtPassBytes;
+      for (int wp = 0; wp < kSimtWarps; ++wp)
+        for (int j = 0; j < kSimtSteps; ++j)
+          for (int lane = 0; lane < kLanes; ++lane) {
+            const int64_t row = b * kSimtRows + (lane >> 2);
+            const int64_t k0 = pass * kSimtPassK + 32 * (wp + kSimtWarps * j) + 8 * (lane & 3);
+            const int q = j >> 2, jj = j & 3;
+            const uint8_t* low = blk + (static_cast<size_t>((q * 3 + (jj >> 1)) * kSimtWarps + wp) * kLanes + lane) * 16 +
+                                 (jj & 1) * 8;
+            const uint32_t hw =
+                load_le32(blk + (static_cast<size_t>((q * 3 + 2) * kSimtWarps + wp) * kLanes + lane) * 16 + jj * 4);
+            for (int e = 0; e < 8; ++e) {
+              if (row >= p.rows || k0 + e >= p.k) continue;
+              const uint32_t h = rotl32(hw, 4 * (e >> 1)) >> (16 * (e & 1));
+              const uint32_t c = ((h >> 8) & 7) << 1 | (low[e] >> 7);
+              w[static_cast<size_t>(row * p.k + k0 + e)] =
+                  static_cast<uint16_t>((h & 0x8000) | (static_cast<uint32_t>(p.base) + c) << 7 | (low[e] & 0x7F));
+            }
+          }
+    }
+  for (int64_t b = 0; b < p.blocks; ++b)
+    for (uint32_t i = p.exc_off[static_cast<size_t>(b)]; i < p.exc_off[static_cast<size_t>(b) + 1]; ++i) {
+      const uint32_t pos = p.exc[2 * i], bits = p.exc[2 * i + 1];
+      const int64_t row = b * kSimtRows + (pos & 7), kk = pos >> 3;
+      if (row >= p.rows || kk >= p.k)
+        throw Error(fmt::format("solgemm::format::decode_simt12: entry {} of block {} at row {}, k {}: outside the "
+                                "{} x {} rows", i, b, row, kk, p.rows, p.k));
+      w[static_cast<size_t>(row * p.k + kk)] = static_cast<uint16_t>(bits);
+    }
+  return w;
+}
+
 uint16_t f32_to_bf16_rn(float f) {
   const uint32_t u = f2u(f);
   if ((u & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>((u >> 16) | 0x0040);  // quiet NaN
