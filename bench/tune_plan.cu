@@ -268,39 +268,6 @@ int main(int argc, char** argv) {
       }
     }
     if (dcopy) CK(cudaFree(dcopy));
-    // BF16: the tensor-core form on the simt 12-bit layout of the computed rows ("/c12", format.hpp Simt12)
-    if (!sh.hilo && sh.k % 8 == 0) {
-      std::vector<uint16_t> hw(static_cast<size_t>(sh.rows * sh.k));
-      CK(cudaMemcpy(hw.data(), dw, hw.size() * 2, cudaMemcpyDeviceToHost));
-      const int base = solgemm::format::choose_base(hw.data(), sh.rows * sh.k).base;
-      const solgemm::format::Simt12 s12 = solgemm::format::encode_simt12(hw.data(), sh.rows, sh.k, sh.rows, base);
-      void *dd, *doff, *dexc, *dhead;
-      CK(cudaMalloc(&dd, s12.data.size()));
-      CK(cudaMalloc(&doff, s12.exc_off.size() * 4));
-      CK(cudaMalloc(&dexc, s12.exc.size() * 4 + 8));
-      CK(cudaMalloc(&dhead, s12.head.size() * 4));
-      CK(cudaMemcpy(dd, s12.data.data(), s12.data.size(), cudaMemcpyHostToDevice));
-      CK(cudaMemcpy(doff, s12.exc_off.data(), s12.exc_off.size() * 4, cudaMemcpyHostToDevice));
-      CK(cudaMemcpy(dexc, s12.exc.data(), s12.exc.size() * 4, cudaMemcpyHostToDevice));
-      CK(cudaMemcpy(dhead, s12.head.data(), s12.head.size() * 4, cudaMemcpyHostToDevice));
-      const solgemm::kernels::Simt12View v{static_cast<const uint8_t*>(dd), static_cast<const uint32_t*>(doff),
-                                           static_cast<const uint32_t*>(dexc), static_cast<const uint32_t*>(dhead),
-                                           s12.rows, s12.k, s12.passes, s12.base};
-      for (int ne : {0, 1}) {
-        solgemm::Config c = solgemm::layout_config(1, 8, 1, 8, 8);
-        c.warps = 16;
-        solgemm::kernels::Simt12View vv = v;
-        vv.no_exc = ne;
-        auto go = [&] {
-          solgemm::kernels::launch_simt12(c, vv, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
-        };
-        candidate(row, fmt::format("R8/U8/T8/c12{} ({} exc)", ne ? "/noexc" : "", s12.exceptions()), go, ref16, ne ? 1.0 : 1e-2);
-      }
-      CK(cudaFree(dd));
-      CK(cudaFree(doff));
-      CK(cudaFree(dexc));
-      CK(cudaFree(dhead));
-    }
     const float plan_us = tm.time(plan_go) - fixed, cublas_us = tm.time(cublas_go) - fixed;
     std::printf("| %d | simt | %s | %s | | | %.2f | %.2f (plan) | |\n", m,
                 solgemm::to_string(solgemm::select_plan({sh.rows, sh.k, sh.hilo ? solgemm::Storage::hilo

@@ -416,13 +416,6 @@ const SimtWin* find_simt(const Shape& s, int64_t m) {
 
 }  // namespace
 
-int64_t simt_rows_bf16(int64_t n, int64_t k) {
-  int64_t r = 0;
-  for (const SimtWin& w : kSimtWins)
-    if (!w.f32 && w.k == k && w.rows <= n) r = std::max(r, w.rows);
-  return r;
-}
-
 Plan select_plan(const Shape& s, int64_t m) {
   if (s.storage == Storage::packed12 || s.storage == Storage::packed16 || s.storage == Storage::hilo)
     if (const SimtWin* w = find_simt(s, m)) {
