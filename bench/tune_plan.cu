@@ -268,6 +268,36 @@ int main(int argc, char** argv) {
       }
     }
     if (dcopy) CK(cudaFree(dcopy));
+    // BF16: the tensor-core form on the simt 12-bit layout of the computed rows ("/c12", format.hpp Simt12)
+    if (!sh.hilo && sh.k % 8 == 0) {
+      std::vector<uint16_t> hw(static_cast<size_t>(sh.rows * sh.k));
+      CK(cudaMemcpy(hw.data(), dw, hw.size() * 2, cudaMemcpyDeviceToHost));
+      const int base = solgemm::format::choose_base(hw.data(), sh.rows * sh.k).base;
+      const solgemm::format::Simt12 s12 = solgemm::format::encode_simt12(hw.data(), sh.rows, sh.k, sh.rows, base);
+      void *dd, *doff, *dexc;
+      CK(cudaMalloc(&dd, s12.data.size()));
+      CK(cudaMalloc(&doff, s12.exc_off.size() * 4));
+      CK(cudaMalloc(&dexc, s12.exc.size() * 4 + 8));
+      CK(cudaMemcpy(dd, s12.data.data(), s12.data.size(), cudaMemcpyHostToDevice));
+      CK(cudaMemcpy(doff, s12.exc_off.data(), s12.exc_off.size() * 4, cudaMemcpyHostToDevice));
+      CK(cudaMemcpy(dexc, s12.exc.data(), s12.exc.size() * 4, cudaMemcpyHostToDevice));
+      const solgemm::kernels::Simt12View v{static_cast<const uint8_t*>(dd), static_cast<const uint32_t*>(doff),
+                                           static_cast<const uint32_t*>(dexc), s12.rows, s12.k, s12.passes, s12.base};
+      for (int ne : {0, 1, 2}) {  // corrections; none ("/noexc", wrong where entries are); slots loaded, none applied
+        solgemm::Config c = solgemm::layout_config(1, 8, 1, 8, 8);
+        c.warps = 16;
+        solgemm::kernels::Simt12View vv = v;
+        vv.no_exc = ne;
+        auto go = [&] {
+          solgemm::kernels::launch_simt12(c, vv, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
+        };
+        candidate(row, fmt::format("R8/U8/T8/c12{} ({} exc, <= {} per row)", ne == 1 ? "/noexc" : ne == 2 ? "/loadonly" : "",
+                                   s12.exceptions(), s12.max_row_entries), go, ref16, ne ? 1.0 : 1e-2);
+      }
+      CK(cudaFree(dd));
+      CK(cudaFree(doff));
+      CK(cudaFree(dexc));
+    }
     const float plan_us = tm.time(plan_go) - fixed, cublas_us = tm.time(cublas_go) - fixed;
     std::printf("| %d | simt | %s | %s | | | %.2f | %.2f (plan) | |\n", m,
                 solgemm::to_string(solgemm::select_plan({sh.rows, sh.k, sh.hilo ? solgemm::Storage::hilo

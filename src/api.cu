@@ -67,6 +67,9 @@ struct Weights::Impl {
   kernels::SplitWs split;
   DevBuf stream_ws, stream_cnt;          // stream family: partials + its barrier counters (kernels.hpp)
   kernels::StreamWs stream;
+  DevBuf s12_data, s12_exc_off, s12_exc;  // the simt family's 12-bit layout of the rows it serves (format.hpp Simt12)
+  kernels::Simt12View s12;               // (data null: none)
+  double s12_bits = 16;
 
   Impl() = default;
   Impl(const Impl&) = delete;
@@ -135,8 +138,8 @@ double Weights::weight_bits(int64_t m, int64_t rows) const {
     case Kernel::wide:
     case Kernel::router: return impl_->bits;
     case Kernel::vendor: return impl_->storage == Storage::hilo ? impl_->bits : raw;  // hilo: the BF16 terms
-    case Kernel::stream:
-    case Kernel::simt: return raw;
+    case Kernel::simt: return impl_->s12.data && rows <= impl_->s12.rows ? impl_->s12_bits : raw;
+    case Kernel::stream: return raw;
     case Kernel::reference: break;
   }
   return raw;
@@ -196,6 +199,19 @@ Weights Weights::prepare(const void* d_W, DType wt, int64_t n, int64_t k, cudaSt
     // (+ the derived block index the skinny kernels read with each entry: 4 bytes per exception)
     impl->bits = pk.bits_per_weight() + 32.0 * static_cast<double>(pk.exceptions()) / (static_cast<double>(n) * k);
     impl->desc = pk.describe() + note;
+    // The rows the plan sends to the simt family (the unpooler's slice) also in its 12-bit layout.
+    if (const int64_t sr = simt_rows_bf16(n, k); sr > 0 && impl->storage == Storage::packed12) {
+      const format::Simt12 s12 = format::encode_simt12(reinterpret_cast<const uint16_t*>(host.data()), n, k, sr, pk.base);
+      impl->s12_data.upload(s12.data.data(), s12.data.size(), stream, "prepare: uploading the simt layout");
+      impl->s12_exc_off.upload(s12.exc_off.data(), s12.exc_off.size() * 4, stream, "prepare: uploading the simt layout");
+      impl->s12_exc.upload(s12.exc.data(), s12.exc.size() * 4, stream, "prepare: uploading the simt layout");
+      impl->s12 = {static_cast<const uint8_t*>(impl->s12_data.p), static_cast<const uint32_t*>(impl->s12_exc_off.p),
+                   static_cast<const uint32_t*>(impl->s12_exc.p), s12.rows, s12.k, s12.passes, s12.base};
+      impl->s12_bits = 8.0 * static_cast<double>(s12.data.size() + 4 * (s12.exc.size() + s12.exc_off.size())) /
+                       (static_cast<double>(sr) * static_cast<double>(k));
+      impl->desc += fmt::format("; its first {} rows also in the simt family's 12-bit layout ({} exceptions, {:.4f} "
+                                "bits/weight)", sr, s12.exceptions(), impl->s12_bits);
+    }
     check_cuda(cudaStreamSynchronize(stream), "prepare: synchronising");
     pk.data.clear();
     pk.data.shrink_to_fit();
@@ -306,7 +322,9 @@ void Weights::run(const void* d_x, int64_t m, void* d_out, int64_t rows, cudaStr
       kernels::launch_router(plan.cfg, w.hilo_view(), x, m, static_cast<float*>(d_out), rows, stream);
       break;
     case Kernel::simt:
-      if (kernels::simt_supports(w.dtype, w.k, d_x)) {
+      if (w.s12.data != nullptr && rows <= w.s12.rows && kernels::simt_supports(w.dtype, w.k, d_x)) {
+        kernels::launch_simt12(plan.cfg, w.s12, x, m, static_cast<__nv_bfloat16*>(d_out), rows, stream);
+      } else if (kernels::simt_supports(w.dtype, w.k, d_x)) {
         kernels::launch_simt(plan.cfg, w.dtype, w.raw.p, x, m, d_out, rows, w.k, stream);
       } else if (w.storage == Storage::hilo) {  // K or x alignment: the router family
         const Plan rp = select_plan(shape, m, Kernel::router);

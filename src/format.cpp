@@ -214,6 +214,131 @@ bool encode12(const uint16_t* w, int64_t n, int64_t k, int base, int64_t expecte
 
 }  // namespace
 
+namespace {
+// Byte offset of step j's low bytes / high word of lane `lane`, warp wp, inside one pass of a Simt12 block.
+size_t simt_low_at(int wp, int j, int lane) {
+  const int q = j >> 2, jj = j & 3;
+  return (static_cast<size_t>((q * 3 + (jj >> 1)) * kSimtWarps + wp) * kLanes + lane) * 16 + (jj & 1) * 8;
+}
+size_t simt_high_at(int wp, int j, int lane) {
+  const int q = j >> 2, jj = j & 3;
+  return (static_cast<size_t>((q * 3 + 2) * kSimtWarps + wp) * kLanes + lane) * 16 + jj * 4;
+}
+}  // namespace
+
+Simt12 encode_simt12(const uint16_t* w, int64_t n, int64_t k, int64_t rows, int base) {
+  if (n < 1 || k < 1 || rows < 1 || rows > n)
+    throw Error(fmt::format("solgemm::format::encode_simt12: shape {} x {}, rows {}; expected N, K >= 1 and "
+                            "1 <= rows <= N", n, k, rows));
+  if (k >= (int64_t{1} << 31))
+    throw Error(fmt::format("solgemm::format::encode_simt12: K = {}; expected K < 2^31 (an entry's position)", k));
+  if (base < 1 || base > 240)
+    throw Error(fmt::format("solgemm::format::encode_simt12: base {}; expected 1..240", base));
+  Simt12 p;
+  p.rows = rows;
+  p.k = k;
+  p.base = base;
+  p.blocks = (rows + kSimtRows - 1) / kSimtRows;
+  p.passes = (k + kSimtPassK - 1) / kSimtPassK;
+  p.data.assign(static_cast<size_t>(p.blocks * p.block_bytes()), 0);
+  p.exc_off.assign(static_cast<size_t>(p.blocks * kSimtRows) + 1, 0);
+  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> ex(kSimtRows);  // this block's rows' (k, bits)
+  for (int64_t b = 0; b < p.blocks; ++b) {
+    for (auto& e : ex) e.clear();
+    uint8_t* const bb = p.data.data() + static_cast<size_t>(b * p.block_bytes());
+    for (int64_t pass = 0; pass < p.passes; ++pass) {
+      uint8_t* blk = bb + kSimtSlotBytes + static_cast<size_t>(pass) * kSimtPassBytes;
+      for (int wp = 0; wp < kSimtWarps; ++wp)
+        for (int j = 0; j < kSimtSteps; ++j)
+          for (int lane = 0; lane < kLanes; ++lane) {
+            const int64_t row = b * kSimtRows + (lane >> 2);
+            const int64_t k0 = pass * kSimtPassK + 32 * (wp + kSimtWarps * j) + 8 * (lane & 3);
+            uint8_t* low = blk + simt_low_at(wp, j, lane);
+            uint32_t hw = 0;
+            for (int e = 0; e < 8; ++e) {
+              uint32_t v = kPadCoded, c = kPadC;  // padding and exception slots: the placeholder (c = 15)
+              if (row < rows && k0 + e < k) {
+                v = w[row * k + k0 + e];
+                c = static_cast<uint32_t>(static_cast<int>((v >> 7) & 0xFF) - base);
+                if (c > 15u) {
+                  ex[static_cast<size_t>(lane >> 2)].emplace_back(static_cast<uint32_t>(k0 + e), v);
+                  v = kPadCoded;
+                  c = kPadC;
+                }
+              }
+              low[e] = static_cast<uint8_t>((c & 1) << 7 | (v & 0x7F));
+              hw |= rotr32(((v & 0x8000) | (c >> 1) << 8) << (16 * (e & 1)), 4 * (e >> 1));
+            }
+            store_le32(blk + simt_high_at(wp, j, lane), hw);
+          }
+    }
+    for (int r = 0; r < kSimtRows; ++r) {
+      auto& re = ex[static_cast<size_t>(r)];
+      std::sort(re.begin(), re.end());
+      p.entries += static_cast<int64_t>(re.size());
+      p.max_row_entries = std::max(p.max_row_entries, static_cast<int>(re.size()));
+      for (int q = 0; q < kSimtSlots; ++q) {
+        const bool has = q < static_cast<int>(re.size());
+        uint8_t* slot = bb + (r * kSimtSlots + q) * 8;
+        store_le32(slot, has ? re[static_cast<size_t>(q)].first : ~0u);
+        store_le32(slot + 4, has ? re[static_cast<size_t>(q)].second : 0u);
+      }
+      for (size_t q = kSimtSlots; q < re.size(); ++q) {
+        p.exc.push_back(re[q].first);
+        p.exc.push_back(re[q].second);
+      }
+      p.exc_off[static_cast<size_t>(b * kSimtRows + r) + 1] = static_cast<uint32_t>(p.exc.size() / 2);
+    }
+  }
+  return p;
+}
+
+std::vector<uint16_t> decode_simt12(const Simt12& p) {
+  if (p.data.size() != static_cast<size_t>(p.blocks * p.block_bytes()) ||
+      p.exc_off.size() != static_cast<size_t>(p.blocks * kSimtRows) + 1 || p.exc.size() != 2 * size_t{p.exc_off.back()})
+    throw Error(fmt::format("solgemm::format::decode_simt12: {} bytes, {} offsets, {} entry words; expected {} x {} "
+                            "bytes, {} offsets and twice the last offset's words", p.data.size(), p.exc_off.size(),
+                            p.exc.size(), p.blocks, p.block_bytes(), p.blocks * kSimtRows + 1));
+  std::vector<uint16_t> w(static_cast<size_t>(p.rows * p.k));
+  auto put = [&](int64_t row, uint32_t kk, uint32_t bits, const char* where) {
+    if (row >= p.rows || kk >= static_cast<uint64_t>(p.k))
+      throw Error(fmt::format("solgemm::format::decode_simt12: an entry ({}) at row {}, k {}: outside the {} x {} rows",
+                              where, row, kk, p.rows, p.k));
+    w[static_cast<size_t>(row * p.k + kk)] = static_cast<uint16_t>(bits);
+  };
+  for (int64_t b = 0; b < p.blocks; ++b) {
+    const uint8_t* const bb = p.data.data() + static_cast<size_t>(b * p.block_bytes());
+    for (int64_t pass = 0; pass < p.passes; ++pass) {
+      const uint8_t* blk = bb + kSimtSlotBytes + static_cast<size_t>(pass) * kSimtPassBytes;
+      for (int wp = 0; wp < kSimtWarps; ++wp)
+        for (int j = 0; j < kSimtSteps; ++j)
+          for (int lane = 0; lane < kLanes; ++lane) {
+            const int64_t row = b * kSimtRows + (lane >> 2);
+            const int64_t k0 = pass * kSimtPassK + 32 * (wp + kSimtWarps * j) + 8 * (lane & 3);
+            const uint8_t* low = blk + simt_low_at(wp, j, lane);
+            const uint32_t hw = load_le32(blk + simt_high_at(wp, j, lane));
+            for (int e = 0; e < 8; ++e) {
+              if (row >= p.rows || k0 + e >= p.k) continue;
+              const uint32_t h = rotl32(hw, 4 * (e >> 1)) >> (16 * (e & 1));
+              const uint32_t c = ((h >> 8) & 7) << 1 | (low[e] >> 7);
+              w[static_cast<size_t>(row * p.k + k0 + e)] =
+                  static_cast<uint16_t>((h & 0x8000) | (static_cast<uint32_t>(p.base) + c) << 7 | (low[e] & 0x7F));
+            }
+          }
+    }
+    for (int r = 0; r < kSimtRows; ++r) {
+      const int64_t row = b * kSimtRows + r;
+      for (int q = 0; q < kSimtSlots; ++q) {
+        const uint8_t* slot = bb + (r * kSimtSlots + q) * 8;
+        if (load_le32(slot) != ~0u) put(row, load_le32(slot), load_le32(slot + 4), "slot");
+      }
+      for (uint32_t i = p.exc_off[static_cast<size_t>(row)]; i < p.exc_off[static_cast<size_t>(row) + 1]; ++i)
+        put(row, p.exc[2 * i], p.exc[2 * i + 1], "side table");
+    }
+  }
+  return w;
+}
+
 uint16_t f32_to_bf16_rn(float f) {
   const uint32_t u = f2u(f);
   if ((u & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>((u >> 16) | 0x0040);  // quiet NaN

@@ -401,10 +401,11 @@ constexpr SimtWin kSimtWins[] = {
      "token (tune_plan: 4.77 / 5.02 / 5.47 us at m = 3 / 4 / 6 against 5.47 / 5.44 / 5.82 for the router family; 6.37 "
      "against 6.02 at m = 8)"},
     {1024, 4096, false, 8,
-     "unpooler slice m<=8: raw BF16 by direct loads into mma.sync (8 rows x the whole K per CTA, 128 CTAs, no split, "
-     "every load issued at entry), one K order over 1..8 (perf-notes step 174; the judge, old and new binaries alternated: "
-     "3.46-3.58 us at m = 1 against 4.10 for the FMA form, 4.38-4.61 at m = 8 against 4.64-4.67 for the skinny family's "
-     "cs8 / rt3 / wk2 / g4; tune_plan 4.67-4.90 / 4.96-5.06 us at m = 2 / 4 against 5.15-5.22)"},
+     "unpooler slice m<=8: the simt 12-bit layout (raw BF16 where the matrix is stored in 16 bits) by direct loads "
+     "decoded into mma.sync (8 rows x the whole K per CTA, 128 CTAs, no split, every load issued at entry, each row's "
+     "first exception entries in its block's bytes), one K order over 1..8 (perf-notes step 180; the judge, new and old "
+     "binaries alternated: 3.10-3.36 us at m = 1 against 3.38-3.65 for raw BF16, 4.22-4.35 at m = 8 against 4.34-4.48; "
+     "step 174: raw BF16 3.46-3.58 against 4.10 for the FMA form)"},
 };
 
 const SimtWin* find_simt(const Shape& s, int64_t m) {
@@ -415,6 +416,13 @@ const SimtWin* find_simt(const Shape& s, int64_t m) {
 }
 
 }  // namespace
+
+int64_t simt_rows_bf16(int64_t n, int64_t k) {
+  int64_t r = 0;
+  for (const SimtWin& w : kSimtWins)
+    if (!w.f32 && w.k == k && w.rows <= n) r = std::max(r, w.rows);
+  return r;
+}
 
 Plan select_plan(const Shape& s, int64_t m) {
   if (s.storage == Storage::packed12 || s.storage == Storage::packed16 || s.storage == Storage::hilo)

@@ -3,6 +3,7 @@
 // placed through exc_slot) and compare with the original bits.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -187,6 +188,97 @@ TEST(SkinnyDecode, SharedMasksEqualTheSpecForm) {
     }
   }
   EXPECT_EQ(bad, 0) << "seed " << seed;
+}
+
+// The simt family's 12-bit layout (format.hpp Simt12, kernels/simt.cu): lossless (decode_simt12), and decoded the way a
+// lane of the kernel does it (per pass, quad and step: the low words and the high word of its 16-byte chunks into
+// regs12_coded's four registers, exceptions' slots then corrected) every slot is the coded weight: the true weight
+// times 2^d for every code, the placeholder's coded value for every exception and padding slot. Shapes with a partial
+// row block, K past one pass and not a multiple of 8, rows a prefix of N; zeros, subnormals, Inf, NaN, far exponents.
+TEST(SimtDecode, LayoutIsLosslessAndDecodesAsTheKernel) {
+  const uint64_t seed = solgemm::testing::test_seed(0x512Du);
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> nd(0.f, 0.02f);
+  const uint16_t specials[] = {0x0000, 0x8000, 0x0001, 0x807F, 0x7F80, 0xFF80, 0x7FC1, 0x4480, 0xC2F7, 0x3F80};
+  struct S { int64_t n, k, rows; };
+  for (const S sh : {S{24, 4096, 24}, S{40, 5003, 29}, S{1030, 4096, 1024}, S{8, 100, 8}}) {
+    SCOPED_TRACE(std::to_string(sh.n) + " x " + std::to_string(sh.k) + " rows " + std::to_string(sh.rows) + " seed " +
+                 std::to_string(seed));
+    std::vector<uint16_t> w(static_cast<size_t>(sh.n * sh.k));
+    for (auto& v : w) v = fmt_::f32_to_bf16_rn(nd(rng));
+    for (int i = 0; i < 40; ++i) w[rng() % static_cast<size_t>(sh.rows * sh.k)] = specials[i % 10];
+    for (int i = 0; i < 11; ++i) w[static_cast<size_t>(3 * sh.k + rng() % sh.k)] = specials[i % 10];  // a crowded row
+    const int base = fmt_::choose_base(w.data(), sh.n * sh.k).base;
+    const fmt_::Simt12 p = fmt_::encode_simt12(w.data(), sh.n, sh.k, sh.rows, base);
+    ASSERT_GE(p.exceptions(), 20);
+    ASSERT_EQ(p.data.size(), static_cast<size_t>(p.blocks * (fmt_::kSimtSlotBytes + p.passes * fmt_::kSimtPassBytes)));
+    ASSERT_EQ(p.exc_off.size(), static_cast<size_t>(p.blocks * 8 + 1));
+    // every row's entries: its slots (ascending k, then (~0, 0)), then its side-table run only if the slots are full
+    std::vector<char> is_exc(static_cast<size_t>(sh.rows * sh.k), 0);
+    int64_t listed = 0, crowded = 0;
+    for (int64_t r = 0; r < p.blocks * 8; ++r) {
+      const uint8_t* slots = p.data.data() + (r / 8) * p.block_bytes() + (r % 8) * fmt_::kSimtSlots * 8;
+      std::vector<uint32_t> ks;
+      for (int q = 0; q < fmt_::kSimtSlots; ++q)
+        if (le32(slots + 8 * q) != ~0u) {
+          ASSERT_EQ(static_cast<int>(ks.size()), q) << "row " << r << ": an empty slot before a full one";
+          ks.push_back(le32(slots + 8 * q));
+        } else {
+          EXPECT_EQ(le32(slots + 8 * q + 4), 0u) << "row " << r << " slot " << q;
+        }
+      if (p.exc_off[r + 1] > p.exc_off[r]) {
+        EXPECT_EQ(ks.size(), static_cast<size_t>(fmt_::kSimtSlots)) << "row " << r << ": side entries, slots not full";
+        ++crowded;
+      }
+      for (uint32_t i = p.exc_off[r]; i < p.exc_off[r + 1]; ++i) ks.push_back(p.exc[2 * i]);
+      EXPECT_TRUE(std::is_sorted(ks.begin(), ks.end())) << "row " << r << ": entries not in ascending k";
+      for (uint32_t kk : ks) {
+        ASSERT_LT(r, sh.rows);
+        ASSERT_LT(kk, static_cast<uint32_t>(sh.k));
+        is_exc[static_cast<size_t>(r * sh.k + kk)] = 1;
+      }
+      listed += static_cast<int64_t>(ks.size());
+    }
+    EXPECT_EQ(listed, p.exceptions());
+    EXPECT_GE(crowded, 1) << "the crowded row should reach the side table";
+    const std::vector<uint16_t> back = fmt_::decode_simt12(p);
+    EXPECT_TRUE(std::equal(back.begin(), back.end(), w.begin())) << "decode_simt12 differs from the rows encoded";
+    // the kernel's view
+    const int ca = dec::coded_a(base), d = ca - base;
+    const uint32_t orv = dec::coded_or(ca);
+    const float scale = std::ldexp(1.f, d);
+    const uint16_t pad = static_cast<uint16_t>((ca + 15) << 7);  // the placeholder (c = 15) in the coded domain
+    int64_t bad = 0, checked = 0;
+    for (int64_t b = 0; b < p.blocks; ++b)
+      for (int64_t pass = 0; pass < p.passes; ++pass) {
+        const uint8_t* blk = p.data.data() + b * p.block_bytes() + fmt_::kSimtSlotBytes + pass * fmt_::kSimtPassBytes;
+        for (int wp = 0; wp < 16; ++wp)
+          for (int lane = 0; lane < 32; ++lane)
+            for (int q = 0; q < 2; ++q) {
+              const uint8_t* c0 = blk + ((q * 3 + 0) * 16 + wp) * 512 + lane * 16;
+              const uint8_t* c1 = blk + ((q * 3 + 1) * 16 + wp) * 512 + lane * 16;
+              const uint8_t* c2 = blk + ((q * 3 + 2) * 16 + wp) * 512 + lane * 16;
+              for (int jj = 0; jj < 4; ++jj) {
+                const uint8_t* lo = (jj < 2 ? c0 : c1) + (jj & 1) * 8;
+                uint32_t r[4];
+                dec::regs12_coded(le32(lo), le32(lo + 4), le32(c2 + 4 * jj), orv, r);
+                const int j = 4 * q + jj;
+                const int64_t row = b * 8 + (lane >> 2), k0 = pass * 4096 + 32 * (wp + 16 * j) + 8 * (lane & 3);
+                for (int e = 0; e < 8; ++e) {
+                  const uint16_t got = static_cast<uint16_t>(r[e >> 1] >> (16 * (e & 1)));
+                  const bool inside = row < sh.rows && k0 + e < sh.k;
+                  const bool exc = inside && is_exc[static_cast<size_t>(row * sh.k + k0 + e)];
+                  const uint16_t want = inside && !exc
+                                            ? static_cast<uint16_t>(dec::coded_exc_bits(w[static_cast<size_t>(row * sh.k + k0 + e)], scale))
+                                            : pad;
+                  bad += got != want;
+                  ++checked;
+                }
+              }
+            }
+      }
+    EXPECT_EQ(bad, 0) << "of " << checked << " slots decoded as the kernel does";
+  }
 }
 
 }  // namespace

@@ -26,19 +26,20 @@ __global__ void ref_fp64(const __nv_bfloat16* x, const __nv_bfloat16* w, double*
   ref[i * rows + n] = s;
 }
 
-enum class Weights { normal, sprinkled, adversarial };
+enum class Weights { normal, sprinkled, crowded, adversarial };  // crowded: sprinkled + rows of many exceptions
 
 std::vector<uint16_t> make_w(int64_t n, int64_t k, Weights kind, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<float> nd(0.f, 0.02f);
   std::vector<uint16_t> w(static_cast<size_t>(n * k));
   for (auto& v : w) v = solgemm::format::f32_to_bf16_rn(nd(rng));
-  if (kind == Weights::sprinkled) {  // zeros, subnormals, big outliers: exceptions of the 12-bit code
-    for (int i = 0; i < 200; ++i) {
-      const size_t at = rng() % w.size();
-      const uint16_t specials[] = {0x0000, 0x8000, 0x0001, 0x8013, 0x4480, 0xC2F7, 0x0080};
-      w[at] = specials[i % 7];
-    }
+  if (kind == Weights::sprinkled || kind == Weights::crowded) {  // zeros, subnormals, big outliers: exceptions
+    const uint16_t specials[] = {0x0000, 0x8000, 0x0001, 0x8013, 0x4480, 0xC2F7, 0x0080};
+    for (int i = 0; i < 200; ++i) w[rng() % w.size()] = specials[i % 7];
+    if (kind == Weights::crowded)  // rows 0, 5, 517 and the last of the first 1024: 4, 9, 13, 6 more each
+      for (const auto& [row, count] : {std::pair<int64_t, int>{0, 4}, {5, 9}, {517, 13}, {std::min<int64_t>(n, 1024) - 1, 6}})
+        if (row < n)
+          for (int i = 0; i < count; ++i) w[static_cast<size_t>(row * k) + rng() % static_cast<size_t>(k)] = specials[i % 7];
   } else if (kind == Weights::adversarial) {  // exponents spread over 2^-67 .. 2^63: the 16-bit fallback
     for (auto& v : w) v = static_cast<uint16_t>((rng() & 0x807F) | ((60 + rng() % 131) << 7));
   }
@@ -180,9 +181,11 @@ TEST(GpuStream, OddShapes) {
   check_shape(64, 128, 64, 3, Weights::adversarial, seed, "stream");      // one row block, split 1
 }
 
-// The simt family on BF16 weights (CUDA cores, whole K per CTA): the judge's layers at the loads it may serve, odd
-// shapes (rows not a multiple of 8, K not a multiple of the 4096 k one pass covers, K % 8 != 0: the vendor fallback),
-// the 12-bit code's specials and the adversarial exponents (the raw copy is read either way).
+// The simt family on BF16 weights (whole K per CTA): the judge's layers at the loads it may serve, odd shapes (rows
+// not a multiple of 8, K not a multiple of the 4096 k one pass covers, K % 8 != 0: the vendor fallback), the 12-bit
+// code's specials and the adversarial exponents. The unpooler's first 1024 rows run on the simt 12-bit layout
+// (prepare stores them so: simt_rows_bf16), with its exceptions (sprinkled: zeros, subnormals, outliers) and fewer
+// rows than it holds; every other shape reads the raw copy.
 TEST(GpuSimt, Bf16LayersAndOddShapes) {
   SOLGEMM_REQUIRE_GPU();
   const uint64_t seed = solgemm::testing::test_seed(17);
@@ -190,6 +193,10 @@ TEST(GpuSimt, Bf16LayersAndOddShapes) {
     check_shape(8192, 4096, 1024, m, Weights::normal, seed + m, "simt");
     check_shape(2304, 8192, 2304, m, Weights::normal, seed + m, "simt");
   }
+  for (int64_t m : {1, 8, 16}) check_shape(8192, 4096, 1024, m, Weights::sprinkled, seed + 100 + m, "simt");
+  for (int64_t m : {1, 13}) check_shape(8192, 4096, 1024, m, Weights::crowded, seed + 200 + m, "simt");  // side table
+  check_shape(8192, 4096, 1001, 5, Weights::crowded, seed, "simt");  // a partial 8-row block
+  check_shape(8192, 4096, 1024, 3, Weights::adversarial, seed, "simt");  // 16-bit storage: the raw copy
   check_shape(1000, 1000, 966, 7, Weights::sprinkled, seed, "simt");  // K tail, rows % 8 != 0
   check_shape(300, 12288, 299, 3, Weights::normal, seed, "simt");     // three passes of 4096 k
   check_shape(520, 1002, 519, 5, Weights::normal, seed, "simt");      // K % 8 != 0: vendor fallback
@@ -198,42 +205,43 @@ TEST(GpuSimt, Bf16LayersAndOddShapes) {
 
 // Rows are bitwise the same whatever m (the split depends on the shape only), and a replayed CUDA graph (the
 // barrier counters only grow) gives the bits of the direct call. The same for the simt family (fixed layout).
-void batch_invariant_and_replay(const char* family, uint64_t seed) {
-  SCOPED_TRACE(testing::Message() << "seed=" << seed << " family=" << family);
-  const int64_t n = 2304, k = 8192, mmax = 256;
+void batch_invariant_and_replay(const char* family, uint64_t seed, int64_t n = 2304, int64_t k = 8192,
+                                int64_t rows = 2304) {
+  SCOPED_TRACE(testing::Message() << "seed=" << seed << " family=" << family << " " << n << " x " << k << " rows " << rows);
+  const int64_t mmax = 256;
   const auto hw = make_w(n, k, Weights::normal, seed);
   const auto hx = make_x(mmax, k, seed + 1);
   __nv_bfloat16 *dw, *dx, *dout;
   CK(cudaMalloc(&dw, hw.size() * 2));
   CK(cudaMalloc(&dx, hx.size() * 2));
-  CK(cudaMalloc(&dout, mmax * n * 2));
+  CK(cudaMalloc(&dout, mmax * rows * 2));
   CK(cudaMemcpy(dw, hw.data(), hw.size() * 2, cudaMemcpyHostToDevice));
   CK(cudaMemcpy(dx, hx.data(), hx.size() * 2, cudaMemcpyHostToDevice));
   solgemm::PrepareOptions opt;
   opt.kernel = family;
   auto w = solgemm::Weights::prepare(dw, solgemm::DType::bf16, n, k, nullptr, opt);
-  std::vector<uint16_t> full(mmax * n), part(mmax * n);
-  w.run(dx, mmax, dout, n, nullptr);
+  std::vector<uint16_t> full(mmax * rows), part(mmax * rows);
+  w.run(dx, mmax, dout, rows, nullptr);
   CK(cudaDeviceSynchronize());
   CK(cudaMemcpy(full.data(), dout, full.size() * 2, cudaMemcpyDeviceToHost));
   for (int64_t m : {1, 5, 8, 16, 31, 64, 100, 128, 200}) {
-    CK(cudaMemset(dout, 0xFF, mmax * n * 2));
-    w.run(dx, m, dout, n, nullptr);
+    CK(cudaMemset(dout, 0xFF, mmax * rows * 2));
+    w.run(dx, m, dout, rows, nullptr);
     CK(cudaDeviceSynchronize());
-    CK(cudaMemcpy(part.data(), dout, m * n * 2, cudaMemcpyDeviceToHost));
-    ASSERT_EQ(0, std::memcmp(part.data(), full.data(), m * n * 2)) << "m=" << m << " differs from m=256's rows";
+    CK(cudaMemcpy(part.data(), dout, m * rows * 2, cudaMemcpyDeviceToHost));
+    ASSERT_EQ(0, std::memcmp(part.data(), full.data(), m * rows * 2)) << "m=" << m << " differs from m=256's rows";
   }
   cudaStream_t s;
   CK(cudaStreamCreate(&s));
   cudaGraph_t graph;
   cudaGraphExec_t exec;
   CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-  w.run(dx, 32, dout, n, s);
-  w.run(dx, 256, dout, n, s);
+  w.run(dx, 32, dout, rows, s);
+  w.run(dx, 256, dout, rows, s);
   CK(cudaStreamEndCapture(s, &graph));
   CK(cudaGraphInstantiate(&exec, graph, 0));
   for (int rep = 0; rep < 3; ++rep) {
-    CK(cudaMemset(dout, 0xFF, mmax * n * 2));
+    CK(cudaMemset(dout, 0xFF, mmax * rows * 2));
     CK(cudaGraphLaunch(exec, s));
     CK(cudaStreamSynchronize(s));
     CK(cudaMemcpy(part.data(), dout, full.size() * 2, cudaMemcpyDeviceToHost));
@@ -255,6 +263,7 @@ TEST(GpuStream, BatchInvariantAndGraphReplay) {
 TEST(GpuSimt, BatchInvariantAndGraphReplay) {
   SOLGEMM_REQUIRE_GPU();
   batch_invariant_and_replay("simt", solgemm::testing::test_seed(18));
+  batch_invariant_and_replay("simt", solgemm::testing::test_seed(19), 8192, 4096, 1024);  // the 12-bit simt layout
 }
 
 }  // namespace

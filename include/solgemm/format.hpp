@@ -97,6 +97,46 @@ std::vector<uint16_t> decode_bf16(const Packed& p);
 // exc_off[b] <= i < exc_off[b + 1]; the skinny kernels read it with each entry to find its row tile and k.
 std::vector<uint32_t> exception_blocks(const Packed& p);
 
+// The simt family's 12-bit layout (kernels/simt.cu, the tensor-core form: a CTA owns 8 rows x the whole K and every
+// lane issues its loads at entry; the weights are the B fragments of mma.m16n8k16, 8 rows as its N). The same code as
+// above (the matrix's base, c = e - base, the placeholder kPadCoded for padding and exceptions, one "k step" = 8 low
+// bytes + one high word, decoded into four BF16 pair registers by the same instructions), in another order: for row
+// block b (rows 8b .. 8b + 7), pass p (k from p kSimtPassK), warp w (0..15), step j (0..7) and lane L, one k step holds
+// the 8 weights of row 8b + (L >> 2) at k = p kSimtPassK + 32 (w + 16 j) + 8 (L & 3) + e, e = 0..7 (register e >> 1,
+// half e & 1: the raw form's 16-byte load). Bytes: block-major, then pass, then quad q = j >> 2, then chunk (0: the
+// low bytes of steps 4q and 4q + 1, 8 each; 1: of steps 4q + 2, 4q + 3; 2: the four steps' high words), then warp,
+// then lane, 16 bytes each: every warp-wide 16-byte load is 512 contiguous bytes. K is padded to kSimtPassK and the
+// rows to 8 with the placeholder (the kernel's x is zero past K; rows past N are not stored). Exceptions (weights
+// whose exponent the code does not hold): per row in ascending k, pairs (k, true BF16 bits); a row's first kSimtSlots
+// entries sit in its block's own bytes, ahead of the block's weights (slot region: row-major, kSimtSlots pairs of
+// little-endian uint32 per row, (~0, 0) past the row's count), so that a CTA reads them in the same stream as its
+// weights (no side table, no dependent load: perf-notes step 180); the rest of a row's entries (rare) in a side table,
+// exc[2 i], exc[2 i + 1] for exc_off[r] <= i < exc_off[r + 1] (r the row; blocks x 8 + 1 offsets).
+// Block b's bytes: data[b x block_bytes ..], block_bytes = kSimtSlotBytes + passes x kSimtPassBytes.
+inline constexpr int kSimtRows = 8;
+inline constexpr int kSimtWarps = 16;
+inline constexpr int kSimtSteps = 8;                          // steps per lane and pass
+inline constexpr int kSimtPassK = 32 * kSimtWarps * kSimtSteps;  // 4096
+inline constexpr int kSimtPassBytes = kSimtRows * kSimtPassK * 3 / 2;  // 48 KB per block and pass
+inline constexpr int kSimtSlots = 4;                          // entries per row in the block's own bytes
+inline constexpr int kSimtSlotBytes = kSimtRows * kSimtSlots * 8;  // 256 per block
+struct Simt12 {
+  int64_t rows = 0, k = 0;           // rows encoded (a prefix of the matrix), K
+  int64_t blocks = 0, passes = 0;    // ceil(rows / 8), ceil(K / kSimtPassK)
+  int base = 0;
+  int64_t entries = 0;               // exceptions (slots and side table)
+  int max_row_entries = 0;           // the most entries of one row
+  std::vector<uint8_t> data;         // blocks x block_bytes()
+  std::vector<uint32_t> exc_off;     // blocks x 8 + 1 offsets of the rows' entries past their slots
+  std::vector<uint32_t> exc;         // those entries, pairs (k, bits)
+  int64_t block_bytes() const { return kSimtSlotBytes + passes * kSimtPassBytes; }
+  int64_t exceptions() const { return entries; }
+};
+// The first `rows` rows of N x K row-major BF16 bits at exponent base `base` (1..240: the 12-bit code's, e.g.
+// Packed::base). Lossless: decode_simt12(encode_simt12(w, ...)) == those rows, bit for bit.
+Simt12 encode_simt12(const uint16_t* w, int64_t n, int64_t k, int64_t rows, int base);
+std::vector<uint16_t> decode_simt12(const Simt12& p);  // rows x K row-major BF16 bits
+
 // Router: FP32 -> BF16 hi + lo with lo = bf16((w - hi) * 2^kLoShift), so w ~= hi + lo * 2^-kLoShift.
 // |w - (hi + lo 2^-8)| <= 2^-17 |w| for 2^-125 <= |w| < 0x7F7F8000 (~3.3961e38); <= 2^-142 absolute below;
 // <= 2^-16 |w| at the top, where hi = bf16(w) would overflow and saturates to the largest finite BF16 (so do

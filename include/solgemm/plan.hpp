@@ -66,6 +66,9 @@ Plan select_plan(const Shape& s, int64_t m);
 // The plan of one given family for this call (its configuration from the same table), or an Error if the family
 // cannot serve it (e.g. skinny past m = 64, router on BF16 storage).
 Plan select_plan(const Shape& s, int64_t m, Kernel family);
+// The most rows (<= n) of a BF16 matrix with K = k that some plan row sends to the simt family, 0 if none: prepare
+// stores that prefix in the simt family's 12-bit layout (format.hpp Simt12) beside the skinny layout.
+int64_t simt_rows_bf16(int64_t n, int64_t k);
 // "reference" -> Kernel::reference, ...; an Error naming the choices for an unknown name.
 Kernel kernel_from_string(const std::string& name);
 

@@ -232,6 +232,19 @@ bool simt_supports(DType wt, int64_t k, const void* x);
 void launch_simt(const Config& cfg, DType wt, const void* W, const __nv_bfloat16* x, int64_t m, void* out,
                  int64_t rows, int64_t k, cudaStream_t stream, unsigned long long* trace = nullptr,
                  bool no_bulk_x = false);  // (trace, no_bulk_x: bench only)
+// The same tensor-core form on the simt 12-bit layout (format.hpp Simt12: the first w.rows rows of a BF16 matrix):
+// rows <= w.rows, K == w.k, the layouts gpw 8 / n_tiles 8 or 16 of launch_simt's BF16 rows; decoded in the coded
+// domain, exceptions corrected per output after the MMAs (as the skinny family: (P + dp) + dw).
+struct Simt12View {
+  const uint8_t* data = nullptr;     // blocks, each its rows' first entries then its weights
+  const uint32_t* exc_off = nullptr;  // the rows' further entries (side table)
+  const uint32_t* exc = nullptr;
+  int64_t rows = 0, k = 0, passes = 0;
+  int base = 0;
+  int no_exc = 0;  // bench only: 1 skips the exception corrections, 2 loads the entries and applies none
+};
+void launch_simt12(const Config& cfg, const Simt12View& w, const __nv_bfloat16* x, int64_t m, __nv_bfloat16* out,
+                   int64_t rows, cudaStream_t stream, unsigned long long* trace = nullptr);
 
 // router.cu: FP32 weights as hi + lo, FP32 out, any m.
 void launch_router(const Config& cfg, const HiLoView& w, const __nv_bfloat16* x, int64_t m, float* out,
