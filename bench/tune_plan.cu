@@ -22,7 +22,8 @@
 // split-2 cluster pairs ("/xr/sq") that the BF16 sweep screens beside each split-2 layout. The simt rows (the FP32
 // router's and the BF16 slice's forms, simt.cu): TUNE_SIMT=1 adds them, TUNE_SIMT_ONLY=1 runs only them,
 // TUNE_SIMT_COPY=1 also runs each on a fresh allocation of just the computed rows ("/copy"). TUNE_ROWS=r computes
-// only the shape's first r rows; TUNE_K=k gives the shape K = k.
+// only the shape's first r rows; TUNE_K=k gives the shape K = k; TUNE_LLM=1 draws the BF16 weights as the judge's
+// llm-like generator does (seed 0).
 //
 // Output: markdown on stdout, one table per shape (committed under docs/results/tuning/).
 // Usage: tune_plan [screen reps=15] [final reps=60] [m list, e.g. 1,8,16] [shape name]
@@ -40,6 +41,7 @@
 #include <string>
 #include <vector>
 
+#include "../judge/gen.hpp"
 #include "bench_data.cuh"
 #include "bench_util.cuh"
 #include "kernels/kernels.hpp"
@@ -325,6 +327,17 @@ int main(int argc, char** argv) {
     else
       gen_bf16<<<2048, 256>>>(static_cast<__nv_bfloat16*>(dw), sh.n * sh.k, 777 + sh.n, 0.02f);
     CK(cudaDeviceSynchronize());
+    if (std::getenv("TUNE_LLM") && !sh.hilo) {  // TUNE_LLM=1: the judge's llm-like weights (judge/gen.hpp, seed 0)
+      solgemm::judge::gen::WeightSpec ws;
+      ws.kind = solgemm::judge::gen::Kind::llm_like;
+      ws.layer = sh.name == std::string("qkv_gate") ? 0 : sh.name == std::string("o") ? 1 : sh.name == std::string("pooler") ? 2 : 3;
+      ws.k = sh.k;
+      std::vector<uint16_t> hw(static_cast<size_t>(sh.n * sh.k));
+      for (int64_t r = 0; r < sh.n; ++r)
+        for (int64_t c = 0; c < sh.k; ++c)
+          hw[static_cast<size_t>(r * sh.k + c)] = static_cast<uint16_t>(solgemm::judge::gen::weight_bits(ws, r, c) >> 16);
+      CK(cudaMemcpy(dw, hw.data(), hw.size() * 2, cudaMemcpyHostToDevice));
+    }
     std::vector<void*> owned;
     auto upload = [&](const void* h, size_t bytes) {
       void* d;

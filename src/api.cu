@@ -199,18 +199,26 @@ Weights Weights::prepare(const void* d_W, DType wt, int64_t n, int64_t k, cudaSt
     // (+ the derived block index the skinny kernels read with each entry: 4 bytes per exception)
     impl->bits = pk.bits_per_weight() + 32.0 * static_cast<double>(pk.exceptions()) / (static_cast<double>(n) * k);
     impl->desc = pk.describe() + note;
-    // The rows the plan sends to the simt family (the unpooler's slice) also in its 12-bit layout.
+    // The rows the plan sends to the simt family (the unpooler's slice) also in its 12-bit layout, where every row's
+    // exceptions fit its slots: a CTA then never reads the side table (whose dependent loads made the slice 0.6-0.7x
+    // cuBLAS on llm-like weights, whose rows hold up to ~60; perf-notes step 181); else the raw rows serve the family.
     if (const int64_t sr = simt_rows_bf16(n, k); sr > 0 && impl->storage == Storage::packed12) {
       const format::Simt12 s12 = format::encode_simt12(reinterpret_cast<const uint16_t*>(host.data()), n, k, sr, pk.base);
-      impl->s12_data.upload(s12.data.data(), s12.data.size(), stream, "prepare: uploading the simt layout");
-      impl->s12_exc_off.upload(s12.exc_off.data(), s12.exc_off.size() * 4, stream, "prepare: uploading the simt layout");
-      impl->s12_exc.upload(s12.exc.data(), s12.exc.size() * 4, stream, "prepare: uploading the simt layout");
-      impl->s12 = {static_cast<const uint8_t*>(impl->s12_data.p), static_cast<const uint32_t*>(impl->s12_exc_off.p),
-                   static_cast<const uint32_t*>(impl->s12_exc.p), s12.rows, s12.k, s12.passes, s12.base};
-      impl->s12_bits = 8.0 * static_cast<double>(s12.data.size() + 4 * (s12.exc.size() + s12.exc_off.size())) /
-                       (static_cast<double>(sr) * static_cast<double>(k));
-      impl->desc += fmt::format("; its first {} rows also in the simt family's 12-bit layout ({} exceptions, {:.4f} "
-                                "bits/weight)", sr, s12.exceptions(), impl->s12_bits);
+      if (s12.max_row_entries > format::kSimtSlots) {
+        impl->desc += fmt::format("; its first {} rows read as raw BF16 by the simt family (a row holds {} exceptions, "
+                                  "more than the {} slots of its 12-bit layout)", sr, s12.max_row_entries,
+                                  format::kSimtSlots);
+      } else {
+        impl->s12_data.upload(s12.data.data(), s12.data.size(), stream, "prepare: uploading the simt layout");
+        impl->s12_exc_off.upload(s12.exc_off.data(), s12.exc_off.size() * 4, stream, "prepare: uploading the simt layout");
+        impl->s12_exc.upload(s12.exc.data(), s12.exc.size() * 4, stream, "prepare: uploading the simt layout");
+        impl->s12 = {static_cast<const uint8_t*>(impl->s12_data.p), static_cast<const uint32_t*>(impl->s12_exc_off.p),
+                     static_cast<const uint32_t*>(impl->s12_exc.p), s12.rows, s12.k, s12.passes, s12.base};
+        impl->s12_bits = 8.0 * static_cast<double>(s12.data.size() + 4 * (s12.exc.size() + s12.exc_off.size())) /
+                         (static_cast<double>(sr) * static_cast<double>(k));
+        impl->desc += fmt::format("; its first {} rows also in the simt family's 12-bit layout ({} exceptions, {:.4f} "
+                                  "bits/weight)", sr, s12.exceptions(), impl->s12_bits);
+      }
     }
     check_cuda(cudaStreamSynchronize(stream), "prepare: synchronising");
     pk.data.clear();

@@ -26,7 +26,9 @@ __global__ void ref_fp64(const __nv_bfloat16* x, const __nv_bfloat16* w, double*
   ref[i * rows + n] = s;
 }
 
-enum class Weights { normal, sprinkled, crowded, adversarial };  // crowded: sprinkled + rows of many exceptions
+// crowded: sprinkled + rows of many exceptions; full_slots: rows of exactly as many exceptions as the simt 12-bit
+// layout's slots hold (format.hpp kSimtSlots), none elsewhere
+enum class Weights { normal, sprinkled, crowded, full_slots, adversarial };
 
 std::vector<uint16_t> make_w(int64_t n, int64_t k, Weights kind, uint64_t seed) {
   std::mt19937_64 rng(seed);
@@ -40,6 +42,15 @@ std::vector<uint16_t> make_w(int64_t n, int64_t k, Weights kind, uint64_t seed) 
       for (const auto& [row, count] : {std::pair<int64_t, int>{0, 4}, {5, 9}, {517, 13}, {std::min<int64_t>(n, 1024) - 1, 6}})
         if (row < n)
           for (int i = 0; i < count; ++i) w[static_cast<size_t>(row * k) + rng() % static_cast<size_t>(k)] = specials[i % 7];
+  } else if (kind == Weights::full_slots) {
+    const uint16_t specials[] = {0x0000, 0x8013, 0x4480, 0x0080};
+    for (const int64_t row : {0, 5, 517, 1023})
+      if (row < n) {
+        for (int64_t c = 0; c < k; ++c)  // +-2^-7 x (1 + m / 128): inside the code's window, no other exception
+          w[static_cast<size_t>(row * k + c)] = static_cast<uint16_t>((rng() & 0x807F) | 0x3C00);
+        for (int i = 0; i < solgemm::format::kSimtSlots; ++i)
+          w[static_cast<size_t>(row * k + (i * 997 + row) % k)] = specials[i % 4];
+      }
   } else if (kind == Weights::adversarial) {  // exponents spread over 2^-67 .. 2^63: the 16-bit fallback
     for (auto& v : w) v = static_cast<uint16_t>((rng() & 0x807F) | ((60 + rng() % 131) << 7));
   }
@@ -80,6 +91,10 @@ void check_shape(int64_t n, int64_t k, int64_t rows, int64_t m, Weights kind, ui
   const std::string plan = w.plan_for(m, rows);
   SCOPED_TRACE(plan + " | " + w.description());
   if (kind == Weights::adversarial) EXPECT_NE(w.description().find("16"), std::string::npos);
+  if (n == 8192 && k == 4096 && (kind == Weights::crowded || kind == Weights::full_slots))  // the slice's storage
+    EXPECT_NE(w.description().find(kind == Weights::crowded ? "rows read as raw BF16 by the simt family"
+                                                            : "rows also in the simt family's 12-bit layout"),
+              std::string::npos);
 
   std::vector<uint16_t> out1(m * rows + guard), out2(m * rows + guard);
   for (int rep = 0; rep < 2; ++rep) {
@@ -194,8 +209,9 @@ TEST(GpuSimt, Bf16LayersAndOddShapes) {
     check_shape(2304, 8192, 2304, m, Weights::normal, seed + m, "simt");
   }
   for (int64_t m : {1, 8, 16}) check_shape(8192, 4096, 1024, m, Weights::sprinkled, seed + 100 + m, "simt");
-  for (int64_t m : {1, 13}) check_shape(8192, 4096, 1024, m, Weights::crowded, seed + 200 + m, "simt");  // side table
-  check_shape(8192, 4096, 1001, 5, Weights::crowded, seed, "simt");  // a partial 8-row block
+  for (int64_t m : {1, 13}) check_shape(8192, 4096, 1024, m, Weights::crowded, seed + 200 + m, "simt");  // raw rows
+  for (int64_t m : {1, 8}) check_shape(8192, 4096, 1024, m, Weights::full_slots, seed + 300 + m, "simt");  // full slots
+  check_shape(8192, 4096, 1001, 5, Weights::full_slots, seed, "simt");  // a partial 8-row block
   check_shape(8192, 4096, 1024, 3, Weights::adversarial, seed, "simt");  // 16-bit storage: the raw copy
   check_shape(1000, 1000, 966, 7, Weights::sprinkled, seed, "simt");  // K tail, rows % 8 != 0
   check_shape(300, 12288, 299, 3, Weights::normal, seed, "simt");     // three passes of 4096 k
