@@ -3,6 +3,7 @@
 #include <cuda_bf16.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -58,6 +59,7 @@ struct Weights::Impl {
   DevBuf hi_rm, lo_rm, lo2_rm;           // the same terms row-major (vendor family)
   format::Packed meta;                   // host copy of the packing metadata (data cleared after upload)
   double bits = 16;
+  ExceptionLoad exc_load;                // the 12-bit code's exceptions, for the plan (plan.hpp)
   std::string desc;
   std::optional<Kernel> forced;          // PrepareOptions::kernel
   cublasHandle_t blas = nullptr;         // vendor family, with its own workspace
@@ -131,7 +133,7 @@ DType Weights::dtype() const { return impl_->dtype; }
 DType Weights::out_dtype() const { return impl_->dtype; }
 double Weights::weight_bits(int64_t m, int64_t rows) const {
   const Shape shape{rows, impl_->k, impl_->storage};
-  const Plan p = impl_->forced ? select_plan(shape, m, *impl_->forced) : select_plan(shape, m);
+  const Plan p = impl_->forced ? select_plan(shape, m, *impl_->forced) : select_plan(shape, m, impl_->exc_load);
   const double raw = impl_->dtype == DType::bf16 ? 16.0 : 32.0;
   switch (p.kernel) {
     case Kernel::skinny:
@@ -199,6 +201,12 @@ Weights Weights::prepare(const void* d_W, DType wt, int64_t n, int64_t k, cudaSt
     // (+ the derived block index the skinny kernels read with each entry: 4 bytes per exception)
     impl->bits = pk.bits_per_weight() + 32.0 * static_cast<double>(pk.exceptions()) / (static_cast<double>(n) * k);
     impl->desc = pk.describe() + note;
+    if (impl->storage == Storage::packed12) {
+      impl->exc_load.rate = static_cast<double>(pk.exceptions()) / (static_cast<double>(n) * static_cast<double>(k));
+      for (size_t b = 0; b + 1 < pk.exc_off.size(); ++b)
+        impl->exc_load.block_max = std::max<int64_t>(impl->exc_load.block_max, pk.exc_off[b + 1] - pk.exc_off[b]);
+      impl->desc += fmt::format("; at most {} exceptions in a block of 16 x 256", impl->exc_load.block_max);
+    }
     // The rows the plan sends to the simt family (the unpooler's slice) also in its 12-bit layout, where every row's
     // exceptions fit its slots: a CTA then never reads the side table (whose dependent loads made the slice 0.6-0.7x
     // cuBLAS on llm-like weights, whose rows hold up to ~60; perf-notes step 181); else the raw rows serve the family.
@@ -290,7 +298,7 @@ Weights Weights::prepare(const void* d_W, DType wt, int64_t n, int64_t k, cudaSt
 
 std::string Weights::plan_for(int64_t m, int64_t rows) const {
   const Shape shape{rows, impl_->k, impl_->storage};
-  return (impl_->forced ? select_plan(shape, m, *impl_->forced) : select_plan(shape, m)).str();
+  return (impl_->forced ? select_plan(shape, m, *impl_->forced) : select_plan(shape, m, impl_->exc_load)).str();
 }
 
 void Weights::run(const void* d_x, int64_t m, void* d_out, int64_t rows, cudaStream_t stream) const {
@@ -305,7 +313,7 @@ void Weights::run(const void* d_x, int64_t m, void* d_out, int64_t rows, cudaStr
     throw Error("solgemm::Weights::run: x or out is a null pointer; expected device pointers");
   const auto* x = static_cast<const __nv_bfloat16*>(d_x);
   const Shape shape{rows, w.k, w.storage};
-  const Plan plan = w.forced ? select_plan(shape, m, *w.forced) : select_plan(shape, m);
+  const Plan plan = w.forced ? select_plan(shape, m, *w.forced) : select_plan(shape, m, w.exc_load);
   switch (plan.kernel) {
     case Kernel::reference:
       kernels::launch_reference(w.dtype, w.raw.p, x, m, d_out, rows, w.k, stream);

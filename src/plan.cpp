@@ -424,7 +424,9 @@ int64_t simt_rows_bf16(int64_t n, int64_t k) {
   return r;
 }
 
-Plan select_plan(const Shape& s, int64_t m) {
+Plan select_plan(const Shape& s, int64_t m) { return select_plan(s, m, ExceptionLoad{}); }
+
+Plan select_plan(const Shape& s, int64_t m, const ExceptionLoad& exc) {
   if (s.storage == Storage::packed12 || s.storage == Storage::packed16 || s.storage == Storage::hilo)
     if (const SimtWin* w = find_simt(s, m)) {
       Plan p = plan_simt(s, m);
@@ -437,6 +439,14 @@ Plan select_plan(const Shape& s, int64_t m) {
       for (const SkinnyWin& w : kSkinnyWins)
         if (w.rows == s.rows && w.k == s.k && m >= w.min_m && m <= w.max_m) {
           Plan p;
+          if (s.storage == Storage::packed12 && (static_cast<double>(m) * exc.rate > kExcRateTokens ||
+                                                 m * exc.block_max > kExcBlockTokens)) {
+            p.kernel = Kernel::vendor;
+            p.why = fmt::format("cuBLAS: {} tokens x the 12-bit code's exceptions (rate {:.2e}, up to {} in a block) past "
+                                "the skinny family's bounds ({:.1e}, {}; perf-notes step 182)", m, exc.rate,
+                                exc.block_max, kExcRateTokens, kExcBlockTokens);
+            return p;
+          }
           p.kernel = Kernel::skinny;
           p.cfg = make_config(w.layout, n_tiles_for(m, 4));
           p.why = w.why;

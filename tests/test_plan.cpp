@@ -266,4 +266,40 @@ TEST(Plan, StreamSplitPerShape) {
   }
 }
 
+// Exceptions past the skinny family's bounds send its calls to the vendor family (plan.hpp ExceptionLoad): never the
+// judge's default weights (rate <= 8e-5, blocks <= 5) at any m <= 64; llm-like rates (6-8e-4) from 8-10 tokens; a block
+// of thousands (the adversarial generator's wild blocks) at every m. Other families' rows are not affected.
+TEST(Plan, HeavyExceptionsLeaveTheSkinnyFamily) {
+  const solgemm::ExceptionLoad normal{8e-5, 5}, llm{7.7e-4, 13}, wild{7.5e-4, 3897};
+  struct S {
+    int64_t rows, k;
+  };
+  for (const S& sh : {S{2304, 8192}, S{8192, 1024}, S{4096, 8192}, S{8192, 4096}, S{1024, 4096}}) {
+    const solgemm::Shape shape{sh.rows, sh.k, solgemm::Storage::packed12};
+    for (int64_t m = 1; m <= 300; m += (m < 64 ? 1 : 37)) {
+      SCOPED_TRACE(testing::Message() << sh.rows << "x" << sh.k << " m=" << m);
+      const solgemm::Plan plain = solgemm::select_plan(shape, m);
+      EXPECT_EQ(solgemm::select_plan(shape, m, normal).str(), plain.str());
+      for (const solgemm::ExceptionLoad& e : {llm, wild}) {
+        const solgemm::Plan p = solgemm::select_plan(shape, m, e);
+        const bool heavy = static_cast<double>(m) * e.rate > solgemm::kExcRateTokens || m * e.block_max > solgemm::kExcBlockTokens;
+        if (plain.kernel == solgemm::Kernel::skinny && heavy) {
+          EXPECT_EQ(p.kernel, solgemm::Kernel::vendor) << p.str();
+          EXPECT_NE(p.why.find("exceptions"), std::string::npos) << p.why;
+        } else {
+          EXPECT_EQ(p.str(), plain.str());
+        }
+      }
+      if (plain.kernel == solgemm::Kernel::skinny) {
+        EXPECT_EQ(solgemm::select_plan(shape, m, wild).kernel, solgemm::Kernel::vendor);
+        if (m >= 8) EXPECT_EQ(solgemm::select_plan(shape, m, llm).kernel, solgemm::Kernel::vendor);
+        if (m == 1) EXPECT_EQ(solgemm::select_plan(shape, m, llm).kernel, solgemm::Kernel::skinny);
+      }
+    }
+  }
+  // 16-bit storage has no exceptions: unchanged
+  const solgemm::Shape s16{2304, 8192, solgemm::Storage::packed16};
+  EXPECT_EQ(solgemm::select_plan(s16, 16, wild).str(), solgemm::select_plan(s16, 16).str());
+}
+
 }  // namespace
