@@ -76,6 +76,10 @@ struct Weights::Impl {
   Impl() = default;
   Impl(const Impl&) = delete;
   Impl& operator=(const Impl&) = delete;
+  // This call's plan: the forced family's, else the table's for these rows and this matrix's exceptions.
+  Plan plan(const Shape& shape, int64_t m) const {
+    return forced ? select_plan(shape, m, *forced) : select_plan(shape, m, exc_load);
+  }
   ~Impl() {
     if (blas) cublasDestroy(blas);
   }
@@ -133,7 +137,7 @@ DType Weights::dtype() const { return impl_->dtype; }
 DType Weights::out_dtype() const { return impl_->dtype; }
 double Weights::weight_bits(int64_t m, int64_t rows) const {
   const Shape shape{rows, impl_->k, impl_->storage};
-  const Plan p = impl_->forced ? select_plan(shape, m, *impl_->forced) : select_plan(shape, m, impl_->exc_load);
+  const Plan p = impl_->plan(shape, m);
   const double raw = impl_->dtype == DType::bf16 ? 16.0 : 32.0;
   switch (p.kernel) {
     case Kernel::skinny:
@@ -298,7 +302,7 @@ Weights Weights::prepare(const void* d_W, DType wt, int64_t n, int64_t k, cudaSt
 
 std::string Weights::plan_for(int64_t m, int64_t rows) const {
   const Shape shape{rows, impl_->k, impl_->storage};
-  return (impl_->forced ? select_plan(shape, m, *impl_->forced) : select_plan(shape, m, impl_->exc_load)).str();
+  return impl_->plan(shape, m).str();
 }
 
 void Weights::run(const void* d_x, int64_t m, void* d_out, int64_t rows, cudaStream_t stream) const {
@@ -313,7 +317,7 @@ void Weights::run(const void* d_x, int64_t m, void* d_out, int64_t rows, cudaStr
     throw Error("solgemm::Weights::run: x or out is a null pointer; expected device pointers");
   const auto* x = static_cast<const __nv_bfloat16*>(d_x);
   const Shape shape{rows, w.k, w.storage};
-  const Plan plan = w.forced ? select_plan(shape, m, *w.forced) : select_plan(shape, m, w.exc_load);
+  const Plan plan = w.plan(shape, m);
   switch (plan.kernel) {
     case Kernel::reference:
       kernels::launch_reference(w.dtype, w.raw.p, x, m, d_out, rows, w.k, stream);

@@ -401,7 +401,8 @@ constexpr SimtWin kSimtWins[] = {
      "token (tune_plan: 4.77 / 5.02 / 5.47 us at m = 3 / 4 / 6 against 5.47 / 5.44 / 5.82 for the router family; 6.37 "
      "against 6.02 at m = 8)"},
     {1024, 4096, false, 8,
-     "unpooler slice m<=8: the simt 12-bit layout (raw BF16 where the matrix is stored in 16 bits) by direct loads "
+     "unpooler slice m<=8: the simt 12-bit layout (raw BF16 where the matrix is stored in 16 bits or a row holds more "
+     "exceptions than its 4 slots, perf-notes step 181) by direct loads "
      "decoded into mma.sync (8 rows x the whole K per CTA, 128 CTAs, no split, every load issued at entry, each row's "
      "first exception entries in its block's bytes), one K order over 1..8 (perf-notes step 180; the judge, new and old "
      "binaries alternated: 3.10-3.36 us at m = 1 against 3.38-3.65 for raw BF16, 4.22-4.35 at m = 8 against 4.34-4.48; "
