@@ -317,6 +317,18 @@ __host__ __device__ constexpr size_t x_smem_bytes(int k_cta, int m) {
 __device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, int src_bytes) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
 }
+// Release a ring slot that this warp read with generic-proxy loads (ld.shared, ldmatrix) to the producer, whose next
+// copies into it are async-proxy writes (cp.async.bulk, TMA). The PTX memory model orders a generic-proxy access before
+// a later async-proxy access of the same location only through fence.proxy.async; without it ptxas issued the arrive
+// right after the group's last ldmatrix, with their reads still in flight, and under load (another kernel alongside)
+// the refill overwrote the x box's second half before those reads: wrong outputs in ~10-40% of the calls at n_tiles >= 2
+// (perf-notes step 183, bench/race_probe.cu). Every lane fences its own reads; then one arrive for the warp.
+__device__ __forceinline__ void release_slot(uint32_t empty, int lane) {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  __syncwarp();
+  if (lane == 0) mbar_arrive(empty);
+}
+
 __device__ __forceinline__ void ldmatrix_x4(uint32_t addr, uint32_t& r0, uint32_t& r1, uint32_t& r2, uint32_t& r3) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
@@ -660,8 +672,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
     for (int i = d0; i < n_iter; ++i) {
       mbar_wait(bars + 8u * s, ph);
       acc ^= reinterpret_cast<const uint32_t*>(smem + ring_off + (s * warps + warp) * kSlot)[lane];
-      __syncwarp();
-      if (lane == 0) mbar_arrive(bars + 8u * (S + s));
+      release_slot(bars + 8u * (S + s), lane);
       if (++s == S) {
         s = 0;
         ph ^= 1u;
@@ -910,13 +921,11 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
           if constexpr (kXR) {  // (the stage's x box is read by both halves: released after the group)
             const uint32_t xb = xr0 + static_cast<uint32_t>((s * a.wk + kw) * NT * 1024 + (lane & 7) * 128);
             group(b, xb, [&] { Src::template lds_half<1>(slot, lane, b); });
-            __syncwarp();
-            if (lane == 0 && !(diag & 8192)) mbar_arrive(empty);
+            if (!(diag & 8192)) release_slot(empty, lane);
           } else {
             group(b, xrow + static_cast<uint32_t>(i * 128), [&] {
               Src::template lds_half<1>(slot, lane, b);
-              __syncwarp();
-              if (lane == 0 && !(diag & 8192)) mbar_arrive(empty);  // slot read: release it
+              if (!(diag & 8192)) release_slot(empty, lane);  // slot read: release it
             });
           }
         } else {

@@ -499,6 +499,9 @@ __global__ void __launch_bounds__(C::kThreads, 1)
     wgmma_commit();
     wgmma_wait0();
     if (it + C::kStages < n_iter) {  // refill its slot (uniform branch) once every warp is done with it
+      // (the slot's A fragments were read by generic loads, the refill is an async-proxy write: the proxy fence
+      // orders them, as the skinny family's release_slot; perf-notes step 183)
+      asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
       __syncthreads();
       if (warp == 0) issue(slot, it + C::kStages);
     }
