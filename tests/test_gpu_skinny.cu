@@ -1,7 +1,8 @@
 // The skinny family (m <= 64, packed12 / packed16 BF16 weights) through the public API: every m in 1..64 for
 // the four BF16 layers (and the unpooler's 1024-row slice) against an FP64 reference; exact probe rows; NaN
 // poison with a guard after out; 10 graph replays bitwise equal; batch invariance (row i identical for every
-// m); exceptions patched exactly; the 16-bit fallback; shapes with N % 16 != 0 and K % 64 != 0.
+// m); exceptions patched exactly; the 16-bit fallback; shapes with N % 16 != 0 and K % 64 != 0; the ring
+// bitwise deterministic with another kernel running alongside.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -609,6 +610,91 @@ TEST(Skinny, XRingStaleRowsNeverReachOutput) {
       EXPECT_TRUE(clean == after_nan) << "the rows past m of a box reached the output";
     }
   }
+}
+
+// A bandwidth hog on a second stream (the race test below): streams `n` uint4 from p.
+__global__ void hog_read(const uint4* p, size_t n, unsigned* sink) {
+  unsigned acc = 0;
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    const uint4 v = __ldcs(p + i);
+    acc ^= v.x ^ v.w;
+  }
+  if (acc == 0x9E3779B9u) *sink = acc;
+}
+// Elements of out[0, n) that differ from gold, added to *cnt.
+__global__ void count_diff(const uint16_t* out, const uint16_t* gold, size_t n, unsigned* cnt) {
+  unsigned c = 0;
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x)
+    c += out[i] != gold[i];
+  c = __reduce_add_sync(0xFFFFFFFFu, c);
+  if ((threadIdx.x & 31) == 0 && c) atomicAdd(cnt, c);
+}
+
+// The ring's hand-off under load (perf-notes step 183): the pooler's skinny plans with x through the ring at n_tiles 2
+// and 4 (m = 9, 16, 32), 200 calls each with a 256 MB read running alongside on a second stream, every output bitwise
+// equal to the first (made on an idle GPU). Before the slot's release was fenced, 1-40% of such calls read a box
+// refilled under them (bench/race_probe.cu).
+TEST(Skinny, RingDeterministicUnderConcurrentLoad) {
+  SOLGEMM_REQUIRE_GPU();
+  const uint64_t seed = solgemm::testing::test_seed(0x4ACEu);
+  SCOPED_TRACE(skt::seed_msg(seed));
+  constexpr int64_t kN = 4096, kK = 8192;
+  constexpr int kTok = 32, kReps = 200;
+  Dev<__nv_bfloat16> dw(static_cast<size_t>(kN * kK)), x(static_cast<size_t>(kTok * kK));
+  skt::gen_bf16<<<1024, 256>>>(dw.p, kN * kK, seed, 0.02f);
+  skt::gen_bf16<<<1024, 256>>>(x.p, kTok * kK, seed + 1, 1.0f);
+  SKT_CK(cudaDeviceSynchronize());
+  cudaStream_t st, st2;
+  SKT_CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  SKT_CK(cudaStreamCreateWithFlags(&st2, cudaStreamNonBlocking));
+  cudaEvent_t ev;
+  SKT_CK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+  solgemm::PrepareOptions opt;
+  opt.tune_vendor = false;
+  opt.kernel = "skinny";
+  opt.max_m = kTok;
+  auto w = solgemm::Weights::prepare(dw.p, solgemm::DType::bf16, kN, kK, st, opt);
+  const size_t hog_n = (size_t{256} << 20) / 16;
+  Dev<uint4> hog(hog_n);
+  Dev<unsigned> sink(1), cnt(kReps);
+  SKT_CK(cudaMemset(hog.p, 1, hog_n * 16));
+  const size_t used_max = static_cast<size_t>(kTok) * kN;
+  Dev<uint16_t> out(used_max), gold(used_max);
+  for (int m : {9, 16, 32}) {
+    const std::string plan = w.plan_for(m, kN);
+    SCOPED_TRACE("m=" + std::to_string(m) + ": " + plan);
+    ASSERT_NE(plan.find("skinny"), std::string::npos);
+    const size_t used = static_cast<size_t>(m) * kN;
+    w.run(x.p, m, gold.p, kN, st);
+    SKT_CK(cudaStreamSynchronize(st));
+    SKT_CK(cudaMemsetAsync(cnt.p, 0, sizeof(unsigned) * kReps, st));
+    for (int r = 0; r < kReps; ++r) {
+      SKT_CK(cudaMemsetAsync(out.p, 0xFF, used * 2, st));
+      SKT_CK(cudaEventRecord(ev, st));
+      SKT_CK(cudaStreamWaitEvent(st2, ev));
+      hog_read<<<264, 512, 0, st2>>>(hog.p, hog_n, sink.p);
+      w.run(x.p, m, out.p, kN, st);
+      count_diff<<<256, 256, 0, st>>>(out.p, gold.p, used, cnt.p + r);
+      SKT_CK(cudaEventRecord(ev, st2));
+      SKT_CK(cudaStreamWaitEvent(st, ev));
+    }
+    SKT_CK(cudaStreamSynchronize(st));
+    SKT_CK(cudaGetLastError());
+    const std::vector<unsigned> c = cnt.get();
+    int bad = 0, first = -1;
+    for (int r = 0; r < kReps; ++r)
+      if (c[static_cast<size_t>(r)] != 0) {
+        if (first < 0) first = r;
+        ++bad;
+      }
+    EXPECT_EQ(bad, 0) << "calls whose output differs from the first (of " << kReps << "; the first at call " << first
+                      << ": " << (first >= 0 ? c[static_cast<size_t>(first)] : 0u) << " elements)";
+  }
+  cudaEventDestroy(ev);
+  cudaStreamDestroy(st2);
+  cudaStreamDestroy(st);
 }
 
 // Untuned shapes: N % 16 != 0, K % 64 != 0 (and K % 8 != 0: x rows not 16-byte aligned), rows < N.
