@@ -643,8 +643,9 @@ __global__ void fill_u4(uint4* p, size_t n, unsigned v) {
 // and 4 (m = 9, 16, 32) on the judge's default pooler weights, 1000 calls each in bench/race_probe.cu's cycle of five
 // timings (nothing; a 256 MB write first; a 1 GB read alongside on a second stream; the m + 7 call first; a 64 MB read
 // alongside), every output bitwise equal to the first (made on an idle GPU). Before the slot's release was fenced,
-// race_probe saw 2-40% of the calls with a read alongside differ at these m. (Not yet run against the unfenced build:
-// a first version of this test, 200 calls per m with a 256 MB read alongside every call, passed there.)
+// race_probe saw 2-40% of the calls with a read alongside differ at these m. Built with -DSOLGEMM_NEGATIVE_CONTROL=ON
+// (the release without its fence) this test must fail; not yet run so (a first version of it, 200 calls per m with a
+// 256 MB read alongside every call, passed against the unfenced library: it could not catch the race).
 TEST(Skinny, RingDeterministicUnderConcurrentLoad) {
   SOLGEMM_REQUIRE_GPU();
   const uint64_t seed = solgemm::testing::test_seed(0);
