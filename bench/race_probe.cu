@@ -20,6 +20,8 @@
 #include <vector>
 
 #include "../judge/gen.hpp"
+#include "load_kernels.cuh"
+#include "solgemm/format.hpp"
 #include "solgemm/solgemm.hpp"
 
 #define CK(x)                                                                              \
@@ -33,14 +35,6 @@
 
 namespace {
 
-__global__ void compare(const uint16_t* out, const uint16_t* gold, size_t n, unsigned* cnt) {
-  unsigned c = 0;
-  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<size_t>(gridDim.x) * blockDim.x)
-    c += out[i] != gold[i];
-  c = __reduce_add_sync(0xFFFFFFFFu, c);
-  if ((threadIdx.x & 31) == 0 && c) atomicAdd(cnt, c);
-}
 // the first bad output into `keep` (once)
 __global__ void capture(const uint16_t* out, uint16_t* keep, size_t n, const unsigned* cnt, const unsigned* taken) {
   if (*cnt == 0 || *taken != 0) return;
@@ -54,28 +48,7 @@ __global__ void mark(const unsigned* cnt, unsigned* taken, int rep, int* first) 
     *first = rep;
   }
 }
-// a bandwidth hog: streams `n` uint4 from `p` (keeps the sum)
-__global__ void hog(const uint4* p, size_t n, unsigned* sink) {
-  unsigned s = 0;
-  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
-    const uint4 v = __ldcs(p + i);
-    s ^= v.x ^ v.w;
-  }
-  if (s == 0x9E3779B9u) *sink = s;
-}
-__global__ void flush(uint4* p, size_t n, unsigned v) {
-  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<size_t>(gridDim.x) * blockDim.x)
-    p[i] = make_uint4(v, v, v, v);
-}
-
-float bf(uint16_t b) {
-  uint32_t u = static_cast<uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
+float bf(uint16_t b) { return solgemm::format::bf16_to_f32(b); }
 
 
 // Which k group (and 16-byte chunks of it) of which token went wrong in a bad output: for a bad (row tile, token) the
@@ -265,16 +238,17 @@ int main(int argc, char** argv) {
     for (int r = 0; r < reps; ++r) {
       const int mode = r % 5;
       CK(cudaMemsetAsync(dout, 0xFF, on * 2, st));  // NaN poison
-      if (mode == 1) flush<<<1024, 256, 0, st>>>(fp, fl_n, static_cast<unsigned>(r));
+      if (mode == 1) solgemm::load::write_fill<<<1024, 256, 0, st>>>(fp, fl_n, static_cast<unsigned>(r));
       if (mode == 2 || mode == 4) {  // a hog alongside: started just before the call
         CK(cudaEventRecord(ev, st));
         CK(cudaStreamWaitEvent(st2, ev));
-        hog<<<264, 512, 0, st2>>>(hp, mode == 2 ? hog_n : hog_n / 16, sink);
+        solgemm::load::read_hog<<<264, 512, 0, st2>>>(hp, mode == 2 ? hog_n : hog_n / 16, sink);
       }
       if (mode == 3) w.run(dx, std::min<int64_t>(max_m, m + 7), dout, rows, st);  // another m first
       if (mode == 3) CK(cudaMemsetAsync(dout, 0xFF, on * 2, st));
       w.run(dx, m, dout, rows, st);
-      compare<<<256, 256, 0, st>>>(static_cast<uint16_t*>(dout), static_cast<uint16_t*>(gold), used, cnt + r);
+      solgemm::load::count_diff<<<256, 256, 0, st>>>(static_cast<uint16_t*>(dout), static_cast<uint16_t*>(gold), used,
+                                                     cnt + r);
       capture<<<256, 256, 0, st>>>(static_cast<uint16_t*>(dout), static_cast<uint16_t*>(keep), used, cnt + r, taken);
       mark<<<1, 1, 0, st>>>(cnt + r, taken, r, first);
       if (mode == 2 || mode == 4) {

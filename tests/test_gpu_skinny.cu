@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "../bench/load_kernels.cuh"
 #include "../judge/gen.hpp"
 #include "../src/kernels/kernels.hpp"
 #include "test_gpu_skinny_util.cuh"
@@ -613,32 +614,6 @@ TEST(Skinny, XRingStaleRowsNeverReachOutput) {
   }
 }
 
-// A bandwidth hog on a second stream (the race test below): streams `n` uint4 from p.
-__global__ void hog_read(const uint4* p, size_t n, unsigned* sink) {
-  unsigned acc = 0;
-  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
-    const uint4 v = __ldcs(p + i);
-    acc ^= v.x ^ v.w;
-  }
-  if (acc == 0x9E3779B9u) *sink = acc;
-}
-// Elements of out[0, n) that differ from gold, added to *cnt.
-__global__ void count_diff(const uint16_t* out, const uint16_t* gold, size_t n, unsigned* cnt) {
-  unsigned c = 0;
-  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<size_t>(gridDim.x) * blockDim.x)
-    c += out[i] != gold[i];
-  c = __reduce_add_sync(0xFFFFFFFFu, c);
-  if ((threadIdx.x & 31) == 0 && c) atomicAdd(cnt, c);
-}
-
-__global__ void fill_u4(uint4* p, size_t n, unsigned v) {
-  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<size_t>(gridDim.x) * blockDim.x)
-    p[i] = make_uint4(v, v, v, v);
-}
-
 // The ring's hand-off under load (perf-notes step 183): the pooler's skinny plans with x through the ring at n_tiles 2
 // and 4 (m = 9, 16, 32) on the judge's default pooler weights, 1000 calls each in bench/race_probe.cu's cycle of five
 // timings (nothing; a 256 MB write first; a 1 GB read alongside on a second stream; the m + 7 call first; a 64 MB read
@@ -695,18 +670,18 @@ TEST(Skinny, RingDeterministicUnderConcurrentLoad) {
     for (int r = 0; r < kReps; ++r) {
       const int mode = r % 5;
       SKT_CK(cudaMemsetAsync(out.p, 0xFF, used_max * 2, st));
-      if (mode == 1) fill_u4<<<1024, 256, 0, st>>>(fl.p, fl_n, static_cast<unsigned>(r));
+      if (mode == 1) solgemm::load::write_fill<<<1024, 256, 0, st>>>(fl.p, fl_n, static_cast<unsigned>(r));
       if (mode == 2 || mode == 4) {
         SKT_CK(cudaEventRecord(ev, st));
         SKT_CK(cudaStreamWaitEvent(st2, ev));
-        hog_read<<<264, 512, 0, st2>>>(hog.p, mode == 2 ? hog_n : hog_n / 16, sink.p);
+        solgemm::load::read_hog<<<264, 512, 0, st2>>>(hog.p, mode == 2 ? hog_n : hog_n / 16, sink.p);
       }
       if (mode == 3) {
         w.run(x.p, m + 7, out.p, kN, st);
         SKT_CK(cudaMemsetAsync(out.p, 0xFF, used_max * 2, st));
       }
       w.run(x.p, m, out.p, kN, st);
-      count_diff<<<256, 256, 0, st>>>(out.p, gold.p, used, cnt.p + r);
+      solgemm::load::count_diff<<<256, 256, 0, st>>>(out.p, gold.p, used, cnt.p + r);
       if (mode == 2 || mode == 4) {
         SKT_CK(cudaEventRecord(ev, st2));
         SKT_CK(cudaStreamWaitEvent(st, ev));
