@@ -282,7 +282,12 @@ __global__ void __launch_bounds__(kThreads, 1) simt_mma_kernel(const Args a) {
     }
   }
   for (int p0 = 0, pass = 0; p0 < a.k; p0 += kPassK, ++pass) {
-    if (pass > 0) __syncthreads();  // every warp is done with the previous pass's x
+    if (pass > 0) {
+      // every warp is done with the previous pass's x; its generic-proxy reads ordered before the bulk copy (async
+      // proxy) that refills it, as the PTX memory model asks (perf-notes steps 183, 184)
+      asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+      __syncthreads();
+    }
     const int kp = min(kPassK, a.k - p0);
     if (i == 0) {
       const uint32_t bytes = static_cast<uint32_t>(kp * 2);
