@@ -619,8 +619,10 @@ TEST(Skinny, XRingStaleRowsNeverReachOutput) {
 // timings (nothing; a 256 MB write first; a 1 GB read alongside on a second stream; the m + 7 call first; a 64 MB read
 // alongside), every output bitwise equal to the first (made on an idle GPU). Before the slot's release was fenced,
 // race_probe saw 2-40% of the calls with a read alongside differ at these m. Built with -DSOLGEMM_NEGATIVE_CONTROL=ON
-// (the release without its fence) this test must fail; not yet run so (a first version of it, 200 calls per m with a
-// 256 MB read alongside every call, passed against the unfenced library: it could not catch the race).
+// (the release without its fence) this test must fail, and does: on an H200 (perf-notes step 184,
+// docs/results/dev/2026-12-02_h200_s41-negative-control/) it failed at all three m (the first bad call at 2, 2, 12 of
+// 1000), and passed on the normal build. (A first version of it, 200 calls per m with a 256 MB read alongside every
+// call, passed against the unfenced library: it could not catch the race.)
 TEST(Skinny, RingDeterministicUnderConcurrentLoad) {
   SOLGEMM_REQUIRE_GPU();
   const uint64_t seed = solgemm::testing::test_seed(0);
