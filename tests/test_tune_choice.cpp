@@ -88,3 +88,32 @@ TEST(TuneChoice, RandomNearTiesKeepTheFastestInTheWindow) {
 }
 
 }  // namespace
+
+// The bucket's low end (serve_from): the whole bucket when the choice holds at its low end; from the first point
+// where it holds; only the top when it holds nowhere below. The unpooler's case (perf-notes step 184): its m = 64 tile
+// ran 1.23x the default's time at m = 33 and 1.03x at 49.
+TEST(TuneChoice, ServesTheWholeBucketWhenItHoldsAtTheLowEnd) {
+  std::vector<int64_t> tried;
+  auto at = [&](int64_t m) {
+    tried.push_back(m);
+    return 1.0f;
+  };
+  EXPECT_EQ(tc::serve_from({33, 49}, 64, 1.02f, at), 33);
+  EXPECT_EQ(tried, (std::vector<int64_t>{33}));  // no further once one holds
+}
+
+TEST(TuneChoice, ServesFromTheFirstPointWhereItHolds) {
+  std::vector<int64_t> tried;
+  auto at = [&](int64_t m) {
+    tried.push_back(m);
+    return m == 33 ? 1.23f : 0.99f;
+  };
+  EXPECT_EQ(tc::serve_from({33, 49}, 64, 1.02f, at), 49);
+  EXPECT_EQ(tried, (std::vector<int64_t>{33, 49}));
+}
+
+TEST(TuneChoice, ServesOnlyTheTopWhenItHoldsNowhereBelow) {
+  auto at = [](int64_t m) { return m == 33 ? 1.23f : 1.03f; };
+  EXPECT_EQ(tc::serve_from({33, 49}, 64, 1.02f, at), 64);
+  EXPECT_EQ(tc::serve_from({}, 2, 1.02f, at), 2);  // (the bucket of m = 2: nothing below its top)
+}

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <utility>
 #include <vector>
 
@@ -29,6 +30,18 @@ int playoff(const std::vector<float>& ratio_to_default, float margin, float wind
   for (size_t f = 1; f < finalists.size() && finalists[f].first <= finalists[0].first * window; ++f)
     if (compare(kept, finalists[f].second) < 1.f) kept = finalists[f].second;
   return static_cast<int>(kept);
+}
+
+// A choice serves the m of its bucket (2^(b-1), 2^b] but was timed at 2^b only; at the bucket's low end a tile made
+// for 2^b tokens may be slower than the default (perf-notes step 184: the unpooler's m = 64 tile ran 0.81-0.98x cuBLAS
+// at m = 33..55). The smallest m from which the kept choice serves calls: the first of `points` (ascending, below the
+// bucket's top) where ratio_at(m), its time over the default's at m, is at most `limit`; the top itself when none
+// is. The points are tried in order and no further once one holds (a tile's fit improves with m towards its top).
+template <class RatioAt>
+int64_t serve_from(const std::vector<int64_t>& points, int64_t top, float limit, RatioAt&& ratio_at) {
+  for (const int64_t m : points)
+    if (ratio_at(m) <= limit) return m;
+  return top;
 }
 
 }  // namespace solgemm::kernels::tune_choice

@@ -124,6 +124,11 @@ struct VendorChoice {
   cublasLtMatmulAlgo_t algo[kRowSets][kBuckets];
   int splitk[kRowSets][kBuckets] = {};
   float us_default[kRowSets][kBuckets] = {}, us_best[kRowSets][kBuckets] = {};
+  // The smallest m the choice serves (perf-notes step 184): the bucket's low end 2^(b-1) + 1 where it holds there,
+  // else its midpoint 3 2^(b-2) + 1 where it holds there, else only 2^b; below it the default. low_ratio: the choice's
+  // time over the default's at the low end (0: not timed).
+  int32_t from_m[kRowSets][kBuckets] = {};
+  float low_ratio[kRowSets][kBuckets] = {};
 };
 // (A tune file stores VendorChoice as its bytes: a change of its layout must change kTuneTag below.)
 static_assert(std::is_trivially_copyable_v<VendorChoice>, "a tune file stores VendorChoice as bytes");
@@ -156,8 +161,13 @@ std::string algo_str(const cublasLtMatmulAlgo_t& algo, int splits) {
 }  // namespace
 
 std::string describe(const VendorTable& t) {
-  auto choice = [&](int r, int b) {  // the tuned configuration, if any
-    return t.c.have[r][b] ? "(" + algo_str(t.c.algo[r][b], t.c.splitk[r][b]) + ")" : std::string();
+  auto choice = [&](int r, int b) {  // the tuned configuration, if any, and from which m it serves (step 184)
+    if (!t.c.have[r][b]) return std::string();
+    const int lo = b >= 1 ? (1 << (b - 1)) + 1 : 1;
+    std::string from;
+    if (t.c.from_m[r][b] > lo)
+      from = fmt::format(", from m = {}: {:.2f}x the default's time at m = {}", t.c.from_m[r][b], t.c.low_ratio[r][b], lo);
+    return "(" + algo_str(t.c.algo[r][b], t.c.splitk[r][b]) + from + ")";
   };
   std::string s = "cuBLASLt tuned (us default -> chosen):";
   for (int b = 0; b < kBuckets; ++b)
@@ -182,7 +192,7 @@ namespace {
 // name and SM count, cuBLASLt version, N, K, workspace bytes), the bytes are the VendorChoice (cuBLASLt documents its
 // algorithm structs as trivially serialisable for the same library version; a call still checks its algorithm with
 // cublasLtMatmulAlgoCheck and falls back to cublasGemmEx).
-constexpr const char* kTuneTag = "solgemm-vendor-v1";
+constexpr const char* kTuneTag = "solgemm-vendor-v2";  // v2: VendorChoice::from_m, low_ratio (step 184)
 namespace tunefile = solgemm::kernels::tune_file;  // (tune_vendor's parameter `tune_file` hides the namespace)
 
 std::string tune_key(int dev, int64_t n, int64_t k, size_t ws) {
@@ -524,7 +534,44 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
                             algo_str(ki.algo, ki.splits), ratio);
         return ratio;
       });
+      // The choice serves the bucket's m, (2^(b-1), 2^b], but was timed at 2^b: below the bucket's top it serves
+      // only from the first of its low end and its midpoint where it is not slower than the default (15 interleaved
+      // pairs, within 2%; tune_choice::serve_from); the default below that (perf-notes step 184: the unpooler's m = 64
+      // tile ran 0.81-0.98x cuBLAS at m = 33..55).
+      int64_t from = m;
+      float low_ratio = 0.f;
+      if (kept >= 0 && b >= 2) {
+        const cublasLtMatmulAlgo_t algo = screened[static_cast<size_t>(kept)].algo;
+        std::vector<int64_t> points = {(int64_t{1} << (b - 1)) + 1};
+        if (b >= 3) points.push_back(3 * (int64_t{1} << (b - 2)) + 1);
+        from = tune_choice::serve_from(points, m, 1.02f, [&](int64_t mp) {
+          LtProblem pp(rows, mp, k);
+          cublasLtMatmulHeuristicResult_t check{};
+          float ratio = kNever;
+          if (cublasLtMatmulAlgoCheck(t->lt, pp.op, pp.a, pp.b, pp.c, pp.c, &algo, &check) == CUBLAS_STATUS_SUCCESS &&
+              check.workspaceSize <= blas.bytes)
+            ratio = paired_ratio(
+                [&](cudaStream_t s) {
+                  try {
+                    launch_vendor(blas, nullptr, W, x, mp, out, rows, k, s);
+                    return true;
+                  } catch (const Error&) {
+                    return false;
+                  }
+                },
+                [&](cudaStream_t s) {
+                  return cublasLtMatmul(t->lt, pp.op, &one, W, pp.a, x, pp.b, &zero, out, pp.c, out, pp.c, &algo,
+                                        blas.workspace, blas.bytes, s) == CUBLAS_STATUS_SUCCESS;
+                });
+          if (mp == points[0]) low_ratio = ratio;
+          if (log) fmt::print(stderr, "solgemm tune   {} at m {}: paired ratio {:.3f}\n",
+                              algo_str(algo, screened[static_cast<size_t>(kept)].splits), mp, ratio);
+          return ratio;
+        });
+      }
       if (kept >= 0) {
+        t->c.from_m[r][b] = static_cast<int32_t>(from);
+        t->c.low_ratio[r][b] = low_ratio;
         t->c.algo[r][b] = screened[kept].algo;
         t->c.have[r][b] = true;
         t->c.splitk[r][b] = screened[kept].splits;
@@ -552,7 +599,8 @@ void launch_vendor(const Blas& blas, const VendorTable* table, const void* W, co
   const int b = bucket_of(m);
   int r = 0;
   while (table != nullptr && r < kRowSets && table->c.rows[r] != rows) ++r;
-  if (table != nullptr && r < kRowSets && b < kBuckets && table->c.have[r][b]) {
+  if (table != nullptr && r < kRowSets && b < kBuckets && table->c.have[r][b] &&
+      (table->c.from_m[r][b] == 0 || m >= table->c.from_m[r][b])) {  // (below from_m: the default, step 184)
     LtProblem p(rows, m, k);
     cublasLtMatmulHeuristicResult_t check{};
     if (cublasLtMatmulAlgoCheck(table->lt, p.op, p.a, p.b, p.c, p.c, &table->c.algo[r][b], &check) ==
