@@ -89,31 +89,33 @@ TEST(TuneChoice, RandomNearTiesKeepTheFastestInTheWindow) {
 
 }  // namespace
 
-// The bucket's low end (serve_from): the whole bucket when the choice holds at its low end; from the first point
-// where it holds; only the top when it holds nowhere below. The unpooler's case (perf-notes step 184): its m = 64 tile
-// ran 1.23x the default's time at m = 33 and 1.03x at 49.
-TEST(TuneChoice, ServesTheWholeBucketWhenItHoldsAtTheLowEnd) {
+// Below the bucket's top (serve_from): the whole bucket when the choice holds at every point; from the lowest point
+// of the unbroken run that holds from the top down; only the top when the highest point fails. The pooler's case
+// (perf-notes step 184): its m = 128 tile held at 97 and 120 but took 1.24x the default's time at 104 and 1.27x at 65.
+TEST(TuneChoice, ServesTheWholeBucketWhenItHoldsEverywhere) {
   std::vector<int64_t> tried;
   auto at = [&](int64_t m) {
     tried.push_back(m);
     return 1.0f;
   };
-  EXPECT_EQ(tc::serve_from({33, 49}, 64, 1.02f, at), 33);
-  EXPECT_EQ(tried, (std::vector<int64_t>{33}));  // no further once one holds
+  EXPECT_EQ(tc::serve_from({33, 41, 49, 57}, 64, 1.02f, at), 33);
+  EXPECT_EQ(tried, (std::vector<int64_t>{57, 49, 41, 33}));  // from the top down
 }
 
-TEST(TuneChoice, ServesFromTheFirstPointWhereItHolds) {
+TEST(TuneChoice, ServesFromTheUnbrokenRunBelowTheTop) {
   std::vector<int64_t> tried;
   auto at = [&](int64_t m) {
     tried.push_back(m);
-    return m == 33 ? 1.23f : 0.99f;
+    return m == 105 || m == 65 ? 1.24f : 0.9f;  // holds at 97 again, but the run from the top broke at 105
   };
-  EXPECT_EQ(tc::serve_from({33, 49}, 64, 1.02f, at), 49);
-  EXPECT_EQ(tried, (std::vector<int64_t>{33, 49}));
+  EXPECT_EQ(tc::serve_from({65, 73, 81, 89, 97, 105, 113, 121}, 128, 1.02f, at), 113);
+  EXPECT_EQ(tried, (std::vector<int64_t>{121, 113, 105}));  // no further once broken
 }
 
-TEST(TuneChoice, ServesOnlyTheTopWhenItHoldsNowhereBelow) {
-  auto at = [](int64_t m) { return m == 33 ? 1.23f : 1.03f; };
-  EXPECT_EQ(tc::serve_from({33, 49}, 64, 1.02f, at), 64);
+TEST(TuneChoice, ServesOnlyTheTopWhenTheHighestPointFails) {
+  auto at = [](int64_t m) { return m == 63 ? 1.03f : 0.9f; };
+  EXPECT_EQ(tc::serve_from({33, 63}, 64, 1.02f, at), 64);
   EXPECT_EQ(tc::serve_from({}, 2, 1.02f, at), 2);  // (the bucket of m = 2: nothing below its top)
+  auto nan = [](int64_t) { return 0.f / 0.f; };     // (an algorithm that fails to run: never serves below the top)
+  EXPECT_EQ(tc::serve_from({33}, 64, 1.02f, nan), 64);
 }

@@ -32,16 +32,20 @@ int playoff(const std::vector<float>& ratio_to_default, float margin, float wind
   return static_cast<int>(kept);
 }
 
-// A choice serves the m of its bucket (2^(b-1), 2^b] but was timed at 2^b only; at the bucket's low end a tile made
-// for 2^b tokens may be slower than the default (perf-notes step 184: the unpooler's m = 64 tile ran 0.81-0.98x cuBLAS
-// at m = 33..55). The smallest m from which the kept choice serves calls: the first of `points` (ascending, below the
-// bucket's top) where ratio_at(m), its time over the default's at m, is at most `limit`; the top itself when none
-// is. The points are tried in order and no further once one holds (a tile's fit improves with m towards its top).
+// A choice serves the m of its bucket (2^(b-1), 2^b] but was timed at 2^b only; below it a tile made for 2^b tokens
+// may be slower than the default (perf-notes step 184: the unpooler's m = 64 tile ran 0.81-0.98x cuBLAS at m = 33..55,
+// the pooler's m = 128 tile 0.81x at m = 104 while it held at 97). The smallest m from which the kept choice serves
+// calls: `points` (ascending, below the bucket's top) are tried from the highest down, ratio_at(m) being the choice's
+// time over the default's at m, and the choice serves from the lowest point of the run that holds (ratio at most
+// `limit`) without a break from the top; the top itself when the highest point fails.
 template <class RatioAt>
 int64_t serve_from(const std::vector<int64_t>& points, int64_t top, float limit, RatioAt&& ratio_at) {
-  for (const int64_t m : points)
-    if (ratio_at(m) <= limit) return m;
-  return top;
+  int64_t from = top;
+  for (auto it = points.rbegin(); it != points.rend(); ++it) {
+    if (!(ratio_at(*it) <= limit)) break;
+    from = *it;
+  }
+  return from;
 }
 
 }  // namespace solgemm::kernels::tune_choice

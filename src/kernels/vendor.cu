@@ -124,9 +124,9 @@ struct VendorChoice {
   cublasLtMatmulAlgo_t algo[kRowSets][kBuckets];
   int splitk[kRowSets][kBuckets] = {};
   float us_default[kRowSets][kBuckets] = {}, us_best[kRowSets][kBuckets] = {};
-  // The smallest m the choice serves (perf-notes step 184): the bucket's low end 2^(b-1) + 1 where it holds there,
-  // else its midpoint 3 2^(b-2) + 1 where it holds there, else only 2^b; below it the default. low_ratio: the choice's
-  // time over the default's at the low end (0: not timed).
+  // The smallest m the choice serves (perf-notes step 184; below it the default): the lowest of the points every
+  // eighth of the bucket down to which it holds from the top. low_ratio: its time over the default's at the last
+  // point tried (where it stopped holding, or the bucket's low end; 0: not timed).
   int32_t from_m[kRowSets][kBuckets] = {};
   float low_ratio[kRowSets][kBuckets] = {};
 };
@@ -163,10 +163,13 @@ std::string algo_str(const cublasLtMatmulAlgo_t& algo, int splits) {
 std::string describe(const VendorTable& t) {
   auto choice = [&](int r, int b) {  // the tuned configuration, if any, and from which m it serves (step 184)
     if (!t.c.have[r][b]) return std::string();
-    const int lo = b >= 1 ? (1 << (b - 1)) + 1 : 1;
+    const int lo = b >= 1 ? (1 << (b - 1)) + 1 : 1, from_m = t.c.from_m[r][b];
     std::string from;
-    if (t.c.from_m[r][b] > lo)
-      from = fmt::format(", from m = {}: {:.2f}x the default's time at m = {}", t.c.from_m[r][b], t.c.low_ratio[r][b], lo);
+    if (from_m > lo) {  // (the point where it stopped holding: the next below from_m)
+      const int step = b >= 1 ? std::max(1, (1 << (b - 1)) / 8) : 1;
+      const int broke = from_m == (1 << b) ? lo + ((from_m - 1 - lo) / step) * step : from_m - step;
+      from = fmt::format(", from m = {}: {:.2f}x the default's time at m = {}", from_m, t.c.low_ratio[r][b], broke);
+    }
     return "(" + algo_str(t.c.algo[r][b], t.c.splitk[r][b]) + from + ")";
   };
   std::string s = "cuBLASLt tuned (us default -> chosen):";
@@ -535,15 +538,17 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
         return ratio;
       });
       // The choice serves the bucket's m, (2^(b-1), 2^b], but was timed at 2^b: below the bucket's top it serves
-      // only from the first of its low end and its midpoint where it is not slower than the default (15 interleaved
-      // pairs, within 2%; tune_choice::serve_from); the default below that (perf-notes step 184: the unpooler's m = 64
-      // tile ran 0.81-0.98x cuBLAS at m = 33..55).
+      // only down to where it stops holding against the default (15 interleaved pairs, within 2%) at points every
+      // eighth of the bucket, tried from the top down (tune_choice::serve_from); the default below that (perf-notes
+      // step 184: the unpooler's m = 64 tile ran 0.81-0.98x cuBLAS at m = 33..55).
       int64_t from = m;
       float low_ratio = 0.f;
       if (kept >= 0 && b >= 2) {
         const cublasLtMatmulAlgo_t algo = screened[static_cast<size_t>(kept)].algo;
-        std::vector<int64_t> points = {(int64_t{1} << (b - 1)) + 1};
-        if (b >= 3) points.push_back(3 * (int64_t{1} << (b - 2)) + 1);
+        // every eighth of the bucket below its top (all of it from 3 to 15 tokens)
+        const int64_t half = int64_t{1} << (b - 1), step = std::max<int64_t>(1, half / 8);
+        std::vector<int64_t> points;
+        for (int64_t mp = half + 1; mp < m; mp += step) points.push_back(mp);
         from = tune_choice::serve_from(points, m, 1.02f, [&](int64_t mp) {
           LtProblem pp(rows, mp, k);
           cublasLtMatmulHeuristicResult_t check{};
@@ -563,7 +568,7 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
                   return cublasLtMatmul(t->lt, pp.op, &one, W, pp.a, x, pp.b, &zero, out, pp.c, out, pp.c, &algo,
                                         blas.workspace, blas.bytes, s) == CUBLAS_STATUS_SUCCESS;
                 });
-          if (mp == points[0]) low_ratio = ratio;
+          low_ratio = ratio;  // (the last tried: where the run from the top broke, or the low end)
           if (log) fmt::print(stderr, "solgemm tune   {} at m {}: paired ratio {:.3f}\n",
                               algo_str(algo, screened[static_cast<size_t>(kept)].splits), mp, ratio);
           return ratio;
