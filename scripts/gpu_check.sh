@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A whole GPU check in one command, on a machine with an NVIDIA Hopper GPU:
-#   bash scripts/gpu_check.sh OUTDIR [--prebuilt BUILD_DIR | --bins BINS] [-- JUDGE_ARGS...]
+#   bash scripts/gpu_check.sh OUTDIR [--prebuilt BUILD_DIR | --bins BINS] [--tar] [-- JUDGE_ARGS...]
 # 1. builds (cmake, with ninja when present) into build-gpu-check/, or takes BUILD_DIR built elsewhere, or BINS: the
 #    judge and the GPU test executables only, flat (a folder or the .txz that scripts/pack_gpu_bins.sh writes; ~10 MB
 #    where a build folder is ~300 MB: what fits the device tool's carry; the CPU tests are then left to CI);
@@ -9,18 +9,22 @@
 # 3. runs the judge with its defaults (plus JUDGE_ARGS, e.g. -- --loads 'decode 1').
 # OUTDIR receives, flat (8 files): build.log (tools, GPU, commit, build), tests-gpu.log, tests-cpu.log,
 # judge.txt (tables), judge.log (progress, and the vendor tuner's log: SOLGEMM_TUNE_LOG), judge.json, judge.md, judge.svg.
+# --tar: also packs OUTDIR into OUTDIR.tgz at the end (one file: the device tool brings back at most 8 files, and a
+# check writes 8 of its own).
 # Exit code: 0 when everything passed, 1 when any step failed (the summary names it), 2 on bad usage.
 set -uo pipefail
-usage() { echo "usage: bash scripts/gpu_check.sh OUTDIR [--prebuilt BUILD_DIR | --bins BINS] [-- JUDGE_ARGS...]" >&2; exit 2; }
+usage() { echo "usage: bash scripts/gpu_check.sh OUTDIR [--prebuilt BUILD_DIR | --bins BINS] [--tar] [-- JUDGE_ARGS...]" >&2; exit 2; }
 [ $# -ge 1 ] || usage
 OUT=$1; shift
 PREBUILT=""
 BINS=""
+TAR=""
 JUDGE_ARGS=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --prebuilt) [ $# -ge 2 ] || usage; PREBUILT=$2; shift 2 ;;
     --bins) [ $# -ge 2 ] || usage; BINS=$2; shift 2 ;;
+    --tar) TAR=1; shift ;;
     --) shift; JUDGE_ARGS=("$@"); break ;;
     *) usage ;;
   esac
@@ -126,7 +130,10 @@ rc=$?
 # ---- summary ----
 grep -E "^score:" "$OUT/judge.txt" || true
 if [ ${#failed[@]} -gt 0 ]; then
-  printf 'gpu_check: FAILED: %s\n' "${failed[@]}" >&2
+  printf 'gpu_check: FAILED: %s\n' "${failed[@]}" | tee -a "$OUT/build.log" >&2
+  [ -n "$TAR" ] && tar czf "$OUT.tgz" -C "$(dirname "$OUT")" "$(basename "$OUT")"
   exit 1
 fi
-echo "gpu_check: all passed; results in $OUT"
+echo "gpu_check: all passed; results in $OUT" | tee -a "$OUT/build.log"
+[ -n "$TAR" ] && tar czf "$OUT.tgz" -C "$(dirname "$OUT")" "$(basename "$OUT")" && echo "gpu_check: packed into $OUT.tgz"
+exit 0
