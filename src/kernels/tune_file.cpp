@@ -22,6 +22,13 @@ bool read(const std::string& path, const std::string& tag, const std::string& ke
     std::istringstream ls(line);
     std::string t, k, hex;
     ls >> t >> k >> hex;
+    // an entry of another version of the same tuner ("NAME-vN"): its bytes mean something else
+    const size_t v = tag.rfind("-v"), tv = t.rfind("-v");
+    if (t != tag && v != std::string::npos && tv != std::string::npos && t.compare(0, tv, tag, 0, v) == 0)
+      throw Error(fmt::format("solgemm: prepare: tune file {} line {}: an entry of {}, written by another version of "
+                              "solgemm (this one reads and writes {}): remove the file or name another one, and "
+                              "prepare tunes again and writes it anew",
+                              path, no, t, tag));
     if (t != tag || k.empty() || hex.size() != 2 * size || hex.find_first_not_of("0123456789abcdef") != std::string::npos)
       throw Error(fmt::format("solgemm: prepare: tune file {} line {}: expected \"{} KEY HEX\" with {} hex digits "
                               "(a file this version of solgemm wrote)",

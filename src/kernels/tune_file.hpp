@@ -9,7 +9,8 @@
 namespace solgemm::kernels::tune_file {
 
 // The last entry for `key` in `path` into `bytes` (size `size`); false when the file does not exist or has none.
-// Throws solgemm::Error naming the file and line for a line that is not "TAG KEY HEX" with 2 `size` hex digits.
+// Throws solgemm::Error naming the file and line for a line that is not "TAG KEY HEX" with 2 `size` hex digits (and
+// saying so where TAG is another version "NAME-vN" of the same tag: a file an earlier solgemm wrote).
 bool read(const std::string& path, const std::string& tag, const std::string& key, void* bytes, size_t size);
 // Appends "TAG KEY HEX" for `bytes`; throws solgemm::Error naming the file if it cannot be written.
 void append(const std::string& path, const std::string& tag, const std::string& key, const void* bytes, size_t size);
