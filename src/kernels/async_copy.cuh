@@ -16,6 +16,10 @@ __device__ __forceinline__ void mbar_init(uint32_t bar, unsigned count) {
 __device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
 }
+// Orders this thread's earlier generic-proxy accesses of shared memory (ld.shared, ldmatrix, st.shared) before later
+// async-proxy accesses (cp.async.bulk, TMA) and back: needed before a slot that was read by plain loads is refilled by
+// a bulk copy (perf-notes step 183).
+__device__ __forceinline__ void fence_proxy_async_smem() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 __device__ __forceinline__ void mbar_arrive(uint32_t bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }

@@ -285,7 +285,7 @@ __global__ void __launch_bounds__(kThreads, 1) simt_mma_kernel(const Args a) {
     if (pass > 0) {
       // every warp is done with the previous pass's x; its generic-proxy reads ordered before the bulk copy (async
       // proxy) that refills it, as the PTX memory model asks (perf-notes steps 183, 184)
-      asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+      family::fence_proxy_async_smem();
       __syncthreads();
     }
     const int kp = min(kPassK, a.k - p0);

@@ -325,7 +325,7 @@ __device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, int sr
 // (perf-notes step 183, bench/race_probe.cu). Every lane fences its own reads; then one arrive for the warp.
 __device__ __forceinline__ void release_slot(uint32_t empty, int lane) {
 #ifndef SOLGEMM_NEGATIVE_CONTROL_NO_RELEASE_FENCE  // (CMake SOLGEMM_NEGATIVE_CONTROL: the tests' negative control)
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  fence_proxy_async_smem();
 #endif
   __syncwarp();
   if (lane == 0) mbar_arrive(empty);

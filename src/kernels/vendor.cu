@@ -337,17 +337,33 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
   int nsets = 0;
   for (int64_t d = 1; d <= 8 && nsets < kRowSets; d *= 2)
     if (d == 1 || (n % (16 * d) == 0 && n / d >= 128)) t->c.rows[nsets++] = n / d;
+  // The default call at mm tokens on rr rows, and algorithm `algo` on problem `pp` (its m and rows), as calls to time.
+  auto default_call = [&](int64_t mm, int64_t rr) {
+    return [&, mm, rr](cudaStream_t s) {
+      try {
+        launch_vendor(blas, nullptr, W, x, mm, out, rr, k, s);
+        return true;
+      } catch (const Error&) {
+        return false;
+      }
+    };
+  };
+  auto algo_call = [&](const LtProblem& pp, const cublasLtMatmulAlgo_t& algo) {
+    return [&, algo](cudaStream_t s) {
+      return cublasLtMatmul(t->lt, pp.op, &one, W, pp.a, x, pp.b, &zero, out, pp.c, out, pp.c, &algo, blas.workspace,
+                            blas.bytes, s) == CUBLAS_STATUS_SUCCESS;
+    };
+  };
+  // Whether `algo` runs problem `pp` within the workspace.
+  auto fits = [&](const LtProblem& pp, const cublasLtMatmulAlgo_t& algo) {
+    cublasLtMatmulHeuristicResult_t check{};
+    return cublasLtMatmulAlgoCheck(t->lt, pp.op, pp.a, pp.b, pp.c, pp.c, &algo, &check) == CUBLAS_STATUS_SUCCESS &&
+           check.workspaceSize <= blas.bytes;
+  };
   for (int r = 0; r < nsets; ++r) {
     for (int b = 0; b < (r == 0 ? kBuckets : kSliceBuckets); ++b) {
       const int64_t m = int64_t{1} << b, rows = t->c.rows[r];
-      auto call_default = [&](cudaStream_t s) {
-        try {
-          launch_vendor(blas, nullptr, W, x, m, out, rows, k, s);
-          return true;
-        } catch (const Error&) {
-          return false;
-        }
-      };
+      const auto call_default = default_call(m, rows);
       t->c.us_default[r][b] = time_us(call_default);
       LtProblem p(rows, m, k);
       cublasLtMatmulPreference_t pref;
@@ -367,17 +383,9 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
         int splits;
       };
       std::vector<Screened> screened;
-      auto call_algo = [&](const cublasLtMatmulAlgo_t& algo) {
-        return [&, algo](cudaStream_t s) {
-          return cublasLtMatmul(t->lt, p.op, &one, W, p.a, x, p.b, &zero, out, p.c, out, p.c, &algo, blas.workspace,
-                                blas.bytes, s) == CUBLAS_STATUS_SUCCESS;
-        };
-      };
+      auto call_algo = [&](const cublasLtMatmulAlgo_t& algo) { return algo_call(p, algo); };
       auto try_algo = [&](const cublasLtMatmulAlgo_t& algo, int splits) {
-        cublasLtMatmulHeuristicResult_t check{};
-        if (cublasLtMatmulAlgoCheck(t->lt, p.op, p.a, p.b, p.c, p.c, &algo, &check) != CUBLAS_STATUS_SUCCESS ||
-            check.workspaceSize > blas.bytes)
-          return;
+        if (!fits(p, algo)) return;
         const float us = time_us(call_algo(algo));
         if (us < t->c.us_default[r][b]) screened.push_back({us, algo, splits});
       };
@@ -553,24 +561,8 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
         for (int64_t mp = half + step; mp < m; mp += step)
           if (mp > half + 1) points.push_back(mp);
         from = tune_choice::serve_from(points, m, 1.02f, [&](int64_t mp) {
-          LtProblem pp(rows, mp, k);
-          cublasLtMatmulHeuristicResult_t check{};
-          float ratio = kNever;
-          if (cublasLtMatmulAlgoCheck(t->lt, pp.op, pp.a, pp.b, pp.c, pp.c, &algo, &check) == CUBLAS_STATUS_SUCCESS &&
-              check.workspaceSize <= blas.bytes)
-            ratio = paired_ratio(
-                [&](cudaStream_t s) {
-                  try {
-                    launch_vendor(blas, nullptr, W, x, mp, out, rows, k, s);
-                    return true;
-                  } catch (const Error&) {
-                    return false;
-                  }
-                },
-                [&](cudaStream_t s) {
-                  return cublasLtMatmul(t->lt, pp.op, &one, W, pp.a, x, pp.b, &zero, out, pp.c, out, pp.c, &algo,
-                                        blas.workspace, blas.bytes, s) == CUBLAS_STATUS_SUCCESS;
-                });
+          const LtProblem pp(rows, mp, k);
+          const float ratio = fits(pp, algo) ? paired_ratio(default_call(mp, rows), algo_call(pp, algo)) : kNever;
           low_ratio = ratio;  // (the last tried: where the run from the top broke, or the low end)
           if (log) fmt::print(stderr, "solgemm tune   {} at m {}: paired ratio {:.3f}\n",
                               algo_str(algo, screened[static_cast<size_t>(kept)].splits), mp, ratio);

@@ -501,7 +501,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
     if (it + C::kStages < n_iter) {  // refill its slot (uniform branch) once every warp is done with it
       // (the slot's A fragments were read by generic loads, the refill is an async-proxy write: the proxy fence
       // orders them, as the skinny family's release_slot; perf-notes step 183)
-      asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+      family::fence_proxy_async_smem();
       __syncthreads();
       if (warp == 0) issue(slot, it + C::kStages);
     }
