@@ -119,3 +119,53 @@ TEST(TuneChoice, ServesOnlyTheTopWhenTheHighestPointFails) {
   auto nan = [](int64_t) { return 0.f / 0.f; };     // (an algorithm that fails to run: never serves below the top)
   EXPECT_EQ(tc::serve_from({33}, 64, 1.02f, nan), 64);
 }
+
+// The m buckets (perf-notes step 186): every m from 1 to 256 falls in exactly one bucket, the first whose top is >= m,
+// and its bucket's range [bucket_low, top] holds it; past 256 no bucket. The tops below 64 are the slices' too.
+TEST(TuneChoice, EveryMHasOneBucket) {
+  for (int64_t m = 1; m <= tc::kBucketTop[tc::kBuckets - 1]; ++m) {
+    const int b = tc::bucket_of(m);
+    ASSERT_LT(b, tc::kBuckets) << "m=" << m;
+    EXPECT_GE(m, tc::bucket_low(b)) << "m=" << m;
+    EXPECT_LE(m, tc::kBucketTop[b]) << "m=" << m;
+    if (b > 0) {
+      EXPECT_GT(m, tc::kBucketTop[b - 1]) << "m=" << m;
+    }
+  }
+  EXPECT_EQ(tc::bucket_of(257), tc::kBuckets);
+  EXPECT_EQ(tc::bucket_of(4096), tc::kBuckets);
+  EXPECT_EQ(tc::bucket_of(48), 6);
+  EXPECT_EQ(tc::bucket_of(49), 7);
+  EXPECT_EQ(tc::bucket_of(96), 8);
+  EXPECT_EQ(tc::bucket_of(97), 9);
+  EXPECT_EQ(tc::bucket_of(192), 10);
+  EXPECT_EQ(tc::kBucketTop[tc::kSliceBuckets - 1], 64);
+}
+
+// The points where a bucket's choice is checked below its top: ascending, inside the bucket, its low end first, and
+// every m of the small buckets (3..15); in the wide ones the multiples of an eighth of the bucket's width.
+TEST(TuneChoice, ServePointsCoverEachBucket) {
+  using V = std::vector<int64_t>;
+  EXPECT_EQ(tc::serve_points(0), V{});
+  EXPECT_EQ(tc::serve_points(1), V{});  // (1, 2]: only the top
+  EXPECT_EQ(tc::serve_points(2), V{3});
+  EXPECT_EQ(tc::serve_points(3), (V{5, 6, 7}));
+  EXPECT_EQ(tc::serve_points(4), (V{9, 10, 11, 12, 13, 14, 15}));
+  EXPECT_EQ(tc::serve_points(6), (V{33, 34, 36, 38, 40, 42, 44, 46}));
+  EXPECT_EQ(tc::serve_points(8), (V{65, 68, 72, 76, 80, 84, 88, 92}));
+  EXPECT_EQ(tc::serve_points(9), (V{97, 100, 104, 108, 112, 116, 120, 124}));  // 104: the pooler's 0.81x of step 184
+  EXPECT_EQ(tc::serve_points(11), (V{193, 200, 208, 216, 224, 232, 240, 248}));
+  EXPECT_EQ(tc::serve_points(tc::kBuckets), V{});
+  for (int b = 1; b < tc::kBuckets; ++b) {
+    const V p = tc::serve_points(b);
+    for (size_t i = 0; i < p.size(); ++i) {
+      EXPECT_EQ(tc::bucket_of(p[i]), b) << "bucket " << b << " point " << p[i];
+      if (i > 0) {
+        EXPECT_GT(p[i], p[i - 1]) << "bucket " << b;
+      }
+    }
+    if (!p.empty()) {
+      EXPECT_EQ(p.front(), tc::bucket_low(b)) << "bucket " << b;
+    }
+  }
+}

@@ -91,8 +91,8 @@ struct Blas {
   size_t bytes = 0;
 };
 // cuBLASLt algorithms chosen at prepare by timing the heuristic's candidates (cold L2) for one BF16 matrix
-// (all N rows) at m = 1, 2, 4, ..., 256; a call uses its m's bucket (the next power of two) when the algorithm
-// serves that m, else plain cublasGemmEx. Only algorithms without reduction or with an FP32 workspace reduction
+// (all N rows) at m = 1, 2, 4, ..., 32, 48, 64, 96, 128, 192, 256 (tune_choice.hpp); a call uses its m's bucket (the
+// next of those tops) when the algorithm serves that m, else plain cublasGemmEx. Only algorithms without reduction or with an FP32 workspace reduction
 // (deterministic, no BF16 partials) are considered.
 // tune_file (PrepareOptions::tune_file): read first (an entry for this GPU, cuBLASLt version, N, K and workspace is
 // used instead of timing), appended to after a new tuning; "" = none.

@@ -35,13 +35,10 @@ cublasStatus_t bind(const Blas& blas, cudaStream_t stream) {
   return st;
 }
 
-constexpr int kBuckets = 9;  // m = 1, 2, 4, ..., 256
-
-int bucket_of(int64_t m) {
-  int b = 0;
-  while (b < kBuckets && (int64_t{1} << b) < m) ++b;
-  return b;  // kBuckets: past the table
-}
+using tune_choice::bucket_of;  // m buckets (tune_choice.hpp): tops 1, 2, 4, ..., 32, 48, 64, 96, 128, 192, 256
+using tune_choice::kBucketTop;
+using tune_choice::kBuckets;
+using tune_choice::kSliceBuckets;
 
 void lt_check(cublasStatus_t st, const char* what) {
   if (st != CUBLAS_STATUS_SUCCESS)
@@ -114,7 +111,6 @@ constexpr int kRowSets = 4;
 // and m bucket.
 constexpr int64_t kSweepMinWeights = int64_t{1} << 23;
 constexpr double kSweepBudgetS = 1.5;
-constexpr int kSliceBuckets = 7;  // slices (rows < n): m = 1 .. 64
 // What the tuning chose for one (device, n, k, workspace): it depends on the shape, not on the weights' values,
 // so it is kept for the process and reused by every later prepare of the same shape (an LLM's layers repeat a
 // few shapes: one tuning each instead of ~1 s per matrix).
@@ -124,9 +120,9 @@ struct VendorChoice {
   cublasLtMatmulAlgo_t algo[kRowSets][kBuckets];
   int splitk[kRowSets][kBuckets] = {};
   float us_default[kRowSets][kBuckets] = {}, us_best[kRowSets][kBuckets] = {};
-  // The smallest m the choice serves (perf-notes step 184; below it the default): the lowest of the points every
-  // eighth of the bucket down to which it holds from the top. low_ratio: its time over the default's at the last
-  // point tried (where it stopped holding, or the bucket's low end; 0: not timed).
+  // The smallest m the choice serves (perf-notes step 184; below it the default): the lowest of the bucket's points
+  // (tune_choice::serve_points) down to which it holds from the top. low_ratio: its time over the default's at the
+  // last point tried (where it stopped holding, or the bucket's low end; 0: not timed).
   int32_t from_m[kRowSets][kBuckets] = {};
   float low_ratio[kRowSets][kBuckets] = {};
 };
@@ -163,18 +159,19 @@ std::string algo_str(const cublasLtMatmulAlgo_t& algo, int splits) {
 std::string describe(const VendorTable& t) {
   auto choice = [&](int r, int b) {  // the tuned configuration, if any, and from which m it serves (step 184)
     if (!t.c.have[r][b]) return std::string();
-    const int lo = b >= 1 ? (1 << (b - 1)) + 1 : 1, from_m = t.c.from_m[r][b];
+    const int64_t from_m = t.c.from_m[r][b];
     std::string from;
-    if (from_m > lo) {  // (the point where it stopped holding: the next below from_m)
-      const int half = b >= 1 ? 1 << (b - 1) : 1, step = std::max(1, half / 8);
-      const int broke = std::max(lo, from_m - step);
+    if (from_m > tune_choice::bucket_low(b)) {  // (the point where it stopped holding: the next below from_m)
+      int64_t broke = tune_choice::bucket_low(b);
+      for (int64_t p : tune_choice::serve_points(b))
+        if (p < from_m) broke = p;
       from = fmt::format(", from m = {}: {:.2f}x the default's time at m = {}", from_m, t.c.low_ratio[r][b], broke);
     }
     return "(" + algo_str(t.c.algo[r][b], t.c.splitk[r][b]) + from + ")";
   };
   std::string s = "cuBLASLt tuned (us default -> chosen):";
   for (int b = 0; b < kBuckets; ++b)
-    s += fmt::format(" m{} {:.1f}->{:.1f}{}{}", 1 << b, t.c.us_default[0][b],
+    s += fmt::format(" m{} {:.1f}->{:.1f}{}{}", kBucketTop[b], t.c.us_default[0][b],
                      t.c.have[0][b] ? t.c.us_best[0][b] : t.c.us_default[0][b], t.c.have[0][b] ? "" : "(default)",
                      choice(0, b));
   for (int r = 1; r < kRowSets; ++r) {
@@ -182,7 +179,8 @@ std::string describe(const VendorTable& t) {
     std::string tuned;
     for (int b = 0; b < kSliceBuckets; ++b)
       if (t.c.have[r][b])
-        tuned += fmt::format(" m{} {:.1f}->{:.1f}{}", 1 << b, t.c.us_default[r][b], t.c.us_best[r][b], choice(r, b));
+        tuned += fmt::format(" m{} {:.1f}->{:.1f}{}", kBucketTop[b], t.c.us_default[r][b], t.c.us_best[r][b],
+                             choice(r, b));
     s += fmt::format("; rows {}:{}", t.c.rows[r], tuned.empty() ? " default" : tuned);
   }
   if (!t.file.empty()) s += fmt::format(" (read from the tune file {})", t.file);
@@ -195,7 +193,7 @@ namespace {
 // name and SM count, cuBLASLt version, N, K, workspace bytes), the bytes are the VendorChoice (cuBLASLt documents its
 // algorithm structs as trivially serialisable for the same library version; a call still checks its algorithm with
 // cublasLtMatmulAlgoCheck and falls back to cublasGemmEx).
-constexpr const char* kTuneTag = "solgemm-vendor-v2";  // v2: VendorChoice::from_m, low_ratio (step 184)
+constexpr const char* kTuneTag = "solgemm-vendor-v3";  // v2: from_m, low_ratio (step 184); v3: 12 buckets (186)
 namespace tunefile = solgemm::kernels::tune_file;  // (tune_vendor's parameter `tune_file` hides the namespace)
 
 std::string tune_key(int dev, int64_t n, int64_t k, size_t ws) {
@@ -246,7 +244,7 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
   const size_t flush_bytes = size_t{256} << 20;
   void *flush = nullptr, *xbuf = nullptr, *obuf = nullptr;
   unsigned* sink = nullptr;
-  const int64_t mmax = int64_t{1} << (kBuckets - 1);
+  const int64_t mmax = kBucketTop[kBuckets - 1];
   auto cleanup = [&] {
     cudaFree(flush);
     cudaFree(xbuf);
@@ -362,7 +360,7 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
   };
   for (int r = 0; r < nsets; ++r) {
     for (int b = 0; b < (r == 0 ? kBuckets : kSliceBuckets); ++b) {
-      const int64_t m = int64_t{1} << b, rows = t->c.rows[r];
+      const int64_t m = kBucketTop[b], rows = t->c.rows[r];
       const auto call_default = default_call(m, rows);
       t->c.us_default[r][b] = time_us(call_default);
       LtProblem p(rows, m, k);
@@ -545,22 +543,15 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
                             algo_str(ki.algo, ki.splits), ratio);
         return ratio;
       });
-      // The choice serves the bucket's m, (2^(b-1), 2^b], but was timed at 2^b: below the bucket's top it serves
-      // only down to where it stops holding against the default (15 interleaved pairs, within 2%) at points every
-      // eighth of the bucket, tried from the top down (tune_choice::serve_from); the default below that (perf-notes
-      // step 184: the unpooler's m = 64 tile ran 0.81-0.98x cuBLAS at m = 33..55).
+      // The choice serves the bucket's m but was timed at its top: below the top it serves only down to where it
+      // stops holding against the default (15 interleaved pairs, within 2%) at the bucket's points
+      // (tune_choice::serve_points), tried from the top down (tune_choice::serve_from); the default below that
+      // (perf-notes step 184: the unpooler's m = 64 tile ran 0.81-0.98x cuBLAS at m = 33..55).
       int64_t from = m;
       float low_ratio = 0.f;
-      if (kept >= 0 && b >= 2) {
+      if (kept >= 0) {
         const cublasLtMatmulAlgo_t algo = screened[static_cast<size_t>(kept)].algo;
-        // the bucket's low end and every eighth of it below its top, at multiples of the eighth (the m a caller
-        // most often asks for: the pooler's m = 128 tile held at 105 and ran 0.81x cuBLAS at 104); all of it from 3
-        // to 15 tokens
-        const int64_t half = int64_t{1} << (b - 1), step = std::max<int64_t>(1, half / 8);
-        std::vector<int64_t> points = {half + 1};
-        for (int64_t mp = half + step; mp < m; mp += step)
-          if (mp > half + 1) points.push_back(mp);
-        from = tune_choice::serve_from(points, m, 1.02f, [&](int64_t mp) {
+        from = tune_choice::serve_from(tune_choice::serve_points(b), m, 1.02f, [&](int64_t mp) {
           const LtProblem pp(rows, mp, k);
           const float ratio = fits(pp, algo) ? paired_ratio(default_call(mp, rows), algo_call(pp, algo)) : kNever;
           low_ratio = ratio;  // (the last tried: where the run from the top broke, or the low end)
