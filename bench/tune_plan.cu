@@ -23,7 +23,7 @@
 // router's and the BF16 slice's forms, simt.cu): TUNE_SIMT=1 adds them, TUNE_SIMT_ONLY=1 runs only them,
 // TUNE_SIMT_COPY=1 also runs each on a fresh allocation of just the computed rows ("/copy"). TUNE_ROWS=r computes
 // only the shape's first r rows; TUNE_K=k gives the shape K = k; TUNE_LLM=1 draws the BF16 weights as the judge's
-// llm-like generator does (seed 0).
+// llm-like generator does (seed 0); TUNE_NO_VENDOR=1 leaves the vendor tuning out (its row is then the default call).
 //
 // Output: markdown on stdout, one table per shape (committed under docs/results/tuning/).
 // Usage: tune_plan [screen reps=15] [final reps=60] [m list, e.g. 1,8,16] [shape name]
@@ -378,7 +378,7 @@ int main(int argc, char** argv) {
                        static_cast<const uint32_t*>(upload(solgemm::format::exception_blocks(pk).data(), pk.exc.size() * 4)));
       pv.split = split;
       k_groups = pk.k_groups;
-      table = solgemm::kernels::tune_vendor(blas, dw, sh.n, sh.k, tm.s, "");
+      if (!std::getenv("TUNE_NO_VENDOR")) table = solgemm::kernels::tune_vendor(blas, dw, sh.n, sh.k, tm.s, "");
       stored = pk.describe();
     }
     const int64_t comp_tiles = (sh.rows + 15) / 16;
