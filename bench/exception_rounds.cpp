@@ -1,8 +1,8 @@
 // exception_rounds (CPU only): the skinny family's exception warp's serial work per CTA for the plan's layouts, on the
-// judge's weights (perf-notes step 187). The warp takes a CTA's exception entries 32 at a time (a chunk); before
-// 41b02f5 each lane applied one entry, and the entries of one row in a chunk went one round after another (a table
-// lists a block's entries row by row, so a row with many entries makes many rounds). Per layout: CTAs, entries,
-// chunks and rounds per CTA (median / max (mean)), from the library's encoder.
+// judge's weights (perf-notes step 187). The warp takes a CTA's exception entries 32 at a time (a chunk); each lane
+// applies one entry, and the entries of one row in a chunk go one round after another (a table lists a block's
+// entries row by row, so a row with many entries makes many rounds). Per layout: CTAs, entries, chunks and rounds per
+// CTA (median / max (mean)), from the library's encoder.
 //   exception_rounds [default|llm-like] [seed=0]        (markdown on stdout)
 #include <algorithm>
 #include <cstdint>

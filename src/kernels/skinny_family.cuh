@@ -439,13 +439,9 @@ __device__ __forceinline__ ExcBounds exception_bounds(const Args& a, int rblock,
 }
 // Then, for the CTA's row tiles and k range (split crank), every entry in table order adds dp[e] = fma(-p, x, dp[e]) and
 // dw[e] = fma(w, x, dw[e]) for each valid token of the chunk, e the element (row, token) in the tile's fragment order
-// (rtl, nt, c, lane). The warp takes the CTA's entries 32 at a time (each lane loads one entry and its block index,
-// Args::exc_blk, for the entry's k; the next 32 are requested before this chunk's x values), and then lane t < m walks
-// the chunk's entries in table order for token t: it reads x[t][k] of every entry (all requested at once), keeps the
-// running dp, dw of the current row in registers and stores them where the row changes (a table holds a row's entries
-// of one block together). The same FMAs in the same order per element as one entry per lane in rounds (perf-notes
-// step 187), without a lane's rounds serialising the warp where one row holds many entries (llm-like weights: 9-14
-// rounds per CTA, up to 61). All from global memory (L2) while the compute warps stream.
+// (rtl, nt, c, lane): the warp takes the CTA's entries 32 at a time, each lane one entry, its block index
+// (Args::exc_blk, for the entry's k) and the x values it meets, applied in rounds so that the entries of one row go in
+// table order (k ascending). All from global memory (L2) while the compute warps stream.
 template <int NT, bool kSeq>
 __device__ __forceinline__ void exception_warp(const Args& a, uint8_t* smem, ExcBounds eb, int rblock, int crank,
                                                int tok0, int lane, unsigned long long* trace) {
@@ -467,73 +463,61 @@ __device__ __forceinline__ void exception_warp(const Args& a, uint8_t* smem, Exc
   const int total = __shfl_sync(0xFFFFFFFFu, pre, 31), first = pre - cnt;
   __syncwarp();
   const int mc = min(8 * NT, a.m - tok0);
-  const bool tok_ok = lane < mc;  // this lane's token
   const int k_lo = kg.x * 64, k_hi = min(kg.y * 64, a.k);  // (entries of straddling blocks outside: skipped)
-  const uint16_t* xrow = reinterpret_cast<const uint16_t*>(a.x) + static_cast<int64_t>(tok0 + (tok_ok ? lane : 0)) * a.k;
-  // element of (row rl, token 8 nt + 2 u + h): ((rtl NT + nt) 4 + 2 (rr >> 3) + h) 32 + 4 (rr & 7) + u; the token's part
-  const int el_tok = ((lane >> 3) * 4 + (lane & 1)) * 32 + ((lane & 7) >> 1);
-  auto el_row = [](int rl) { return ((rl >> 4) * NT * 4 + ((rl & 15) >> 3) * 2) * 32 + (rl & 7) * 4; };
-  // entry i's table index and row tile j (the last j whose first entry is <= i); all lanes take part (shuffles)
-  auto locate = [&](int i, int& j) {
-    j = 0;
-    for (int jj = 1; jj < a.rt_cta; ++jj)
-      if (__shfl_sync(0xFFFFFFFFu, first, jj) <= i) j = jj;
-    return __shfl_sync(0xFFFFFFFFu, lo, j) + i - __shfl_sync(0xFFFFFFFFu, first, j);
-  };
-  uint32_t e = 0, blk = 0;
-  int j = 0;
-  if (total > 0) {
-    const int q = locate(lane, j);
-    if (lane < total) e = __ldg(a.exc + q), blk = __ldg(a.exc_blk + q);
-  }
+  const uint16_t* x16 = reinterpret_cast<const uint16_t*>(a.x);
   for (int c0 = 0; c0 < total; c0 += 32) {
     const int i = c0 + lane;
+    int j = 0;  // entry i's row tile: the last j whose first entry is <= i
+    for (int jj = 1; jj < a.rt_cta; ++jj)
+      if (__shfl_sync(0xFFFFFFFFu, first, jj) <= i) j = jj;
+    const int q = __shfl_sync(0xFFFFFFFFu, lo, j) + i - __shfl_sync(0xFFFFFFFFu, first, j);
+    uint32_t e = 0;
     int kk = -1;
-    if (i < total) kk = (static_cast<int>(blk) - (rt0 + j) * a.k_blocks) * 256 + static_cast<int>((e >> 16) & 255);
+    if (i < total) {
+      e = __ldg(a.exc + q);
+      const int kb = static_cast<int>(__ldg(a.exc_blk + q)) - (rt0 + j) * a.k_blocks;  // k block in its row tile
+      kk = kb * 256 + static_cast<int>((e >> 16) & 255);
+    }
     const bool valid = kk >= k_lo && kk < k_hi;
     const int rl = j * 16 + static_cast<int>(e >> 24);  // row in the CTA's block
+    float xv[8 * NT];
+#pragma unroll
+    for (int t = 0; t < 8 * NT; ++t)
+      xv[t] = valid && t < mc
+                  ? __uint_as_float(static_cast<uint32_t>(__ldg(x16 + static_cast<int64_t>(tok0 + t) * a.k + kk)) << 16)
+                  : 0.f;
     const float w = __uint_as_float(e << 16);
+    // rounds: the entries of one row in this chunk, in lane (table) order
     const unsigned vm = __ballot_sync(0xFFFFFFFFu, valid);
-    // the next chunk's entries, requested before this one's x values
-    uint32_t e_n = 0, blk_n = 0;
-    int j_n = 0;
-    if (c0 + 32 < total) {
-      const int q = locate(i + 32, j_n);
-      if (i + 32 < total) e_n = __ldg(a.exc + q), blk_n = __ldg(a.exc_blk + q);
-    }
-    // the entries in table order, 16 at a time: x[t][k] of each for this lane's token t, all 16 in flight together
-    // (two BF16 per register: the 64 registers of the 512- and 1024-thread variants), then the current row's sums
-    // in registers
-    int cur = -1;
-    float ap = 0.f, aw = 0.f;
+    const unsigned peers = __match_any_sync(0xFFFFFFFFu, valid ? rl : -1 - lane);
+    const int rank = __popc(peers & vm & ((1u << lane) - 1u));
+    const int rounds = __reduce_max_sync(0xFFFFFFFFu, valid ? rank + 1 : 0);
+    // element of (row rl, token 8 nt + 2 u + h): ((rtl NT + nt) 4 + 2 (rr >> 3) + h) 32 + 4 (rr & 7) + u
+    const int el0 = ((rl >> 4) * NT * 4 + ((rl & 15) >> 3) * 2) * 32 + (rl & 7) * 4;
+    auto elem = [&](int t) { return el0 + ((t >> 3) * 4 + (t & 1)) * 32 + ((t & 7) >> 1); };
+    for (int r = 0; r < rounds; ++r) {
+      if (valid && rank == r) {  // 4 tokens at a time: the lane's 8 loads first, then the FMAs and the stores
 #pragma unroll
-    for (int h = 0; h < 32; h += 16) {
-      uint32_t xs[8];
+        for (int t0 = 0; t0 < 8 * NT; t0 += 4) {
+          float pv[4], wv[4];
 #pragma unroll
-      for (int s = 0; s < 16; s += 2) {
-        const int k0 = __shfl_sync(0xFFFFFFFFu, kk, h + s), k1 = __shfl_sync(0xFFFFFFFFu, kk, h + s + 1);
-        const uint32_t x0 = tok_ok && ((vm >> (h + s)) & 1u) ? static_cast<uint32_t>(__ldg(xrow + k0)) : 0u;
-        const uint32_t x1 = tok_ok && ((vm >> (h + s + 1)) & 1u) ? static_cast<uint32_t>(__ldg(xrow + k1)) : 0u;
-        xs[s / 2] = x0 | x1 << 16;
-      }
-#pragma unroll
-      for (int s = 0; s < 16; ++s) {
-        const int rs = __shfl_sync(0xFFFFFFFFu, rl, h + s);
-        const float ws = __shfl_sync(0xFFFFFFFFu, w, h + s);
-        if ((vm >> (h + s)) & 1u) {  // (uniform across the warp)
-          if (rs != cur) {
-            if (cur >= 0 && tok_ok) dp[el_row(cur) + el_tok] = ap, dw[el_row(cur) + el_tok] = aw;
-            cur = rs;
-            if (tok_ok) ap = dp[el_row(cur) + el_tok], aw = dw[el_row(cur) + el_tok];
+          for (int u = 0; u < 4; ++u) {
+            const int t = t0 + u;
+            pv[u] = t < mc ? dp[elem(t)] : 0.f;
+            wv[u] = t < mc ? dw[elem(t)] : 0.f;
           }
-          const float xv = __uint_as_float(s & 1 ? xs[s / 2] & 0xFFFF0000u : xs[s / 2] << 16);
-          ap = fmaf(-a.exc_p, xv, ap);
-          aw = fmaf(ws, xv, aw);
+#pragma unroll
+          for (int u = 0; u < 4; ++u) {
+            const int t = t0 + u;
+            if (t < mc) {
+              dp[elem(t)] = fmaf(-a.exc_p, xv[t], pv[u]);
+              dw[elem(t)] = fmaf(w, xv[t], wv[u]);
+            }
+          }
         }
       }
+      __syncwarp();
     }
-    if (cur >= 0 && tok_ok) dp[el_row(cur) + el_tok] = ap, dw[el_row(cur) + el_tok] = aw;
-    e = e_n, blk = blk_n, j = j_n;
   }
   if (trace && lane == 0) stamp(trace, 5);  // (bench timeline: the corrections done)
 }
@@ -860,8 +844,14 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   }
   if (trace && threadIdx.x == 0) stamp(trace, 1);
   // 4. The exception warp (Dec12; the CTA's last warp, after the producer): the corrections of the CTA's partial,
-  //    in shared memory before the main loop ends (see the top of this file); the else branch of the main loop's, so
-  //    that the compute warps' first group (loaded at entry) is not live in its code (perf-notes step 187).
+  //    in shared memory before the main loop ends (see the top of this file).
+  if constexpr (Src::kExc) {
+    if (warp == warps + 1) {
+      exception_warp<NT, kSeqOk>(a, smem, eb, rblock, crank, tok0, lane, trace);
+      tail_stamp(trace, diag, 32 + warp, 3);
+    }
+  }
+
   // 5. Main loop (compute warps): wait for the stage, read the warp's slot half a group at a time, release it,
   //    decode and multiply. Warps without groups in a stage still wait for it and release it.
   float acc[T][NT][4];
@@ -950,11 +940,6 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
           ph ^= 1u;
         }
       }
-    }
-  } else if constexpr (Src::kExc) {
-    if (warp == warps + 1) {
-      exception_warp<NT, kSeqOk>(a, smem, eb, rblock, crank, tok0, lane, trace);
-      tail_stamp(trace, diag, 32 + warp, 3);
     }
   }
   // Coded-domain sums (Dec12) -> true sums: times 2^-d, exact (a power of two; perf-notes step 42).
