@@ -30,6 +30,8 @@
 // library's loop (perf-notes step 89), beside the library's kernel, with timelines (and ring traces with SKINNY_RING);
 // SKINNY_XRING=1 times the plan's and the no-split layouts with x through the ring and x staged (perf-notes step 96).
 // SKINNY_CANDS lists the layouts to time (and, at m = 1, trace) instead of each shape's list (env_cands).
+// SKINNY_LLM=1 draws the weights as the judge's llm-like generator does (seed 0; perf-notes step 187: where the
+// exception warp's time goes on them, its "corrections done" stamp against the loop's end).
 // SKINNY_TAIL=<dir> writes, for the plan layout at every m, 5 cold launches' raw stamps with the per-warp tail trace
 // (kTailTrace, perf-notes step 120) to <dir>/<shape>_m<m>.bin (scripts/tail_trace.py reads them).
 #include <cublas_v2.h>
@@ -46,6 +48,7 @@
 #include <utility>
 #include <vector>
 
+#include "../judge/gen.hpp"
 #include "bench_data.cuh"
 #include "bench_util.cuh"
 #include "kernels/family_dispatch.cuh"
@@ -277,6 +280,17 @@ int main(int argc, char** argv) {
     gen_bf16<<<2048, 256>>>(dw, sh.n * sh.k, 777 + sh.n, 0.02f);
     std::vector<uint16_t> hw(static_cast<size_t>(sh.n * sh.k));
     CK(cudaMemcpy(hw.data(), dw, hw.size() * 2, cudaMemcpyDeviceToHost));
+    if (std::getenv("SKINNY_LLM")) {  // SKINNY_LLM=1: the judge's llm-like weights (judge/gen.hpp, seed 0), as tune_plan's
+      solgemm::judge::gen::WeightSpec ws;
+      ws.kind = solgemm::judge::gen::Kind::llm_like;
+      const std::string nm = sh.name;
+      ws.layer = nm == "qkv_gate" ? 0 : nm == "o" ? 1 : nm == "pooler" ? 2 : 3;
+      ws.k = sh.k;
+      for (int64_t r = 0; r < sh.n; ++r)
+        for (int64_t c = 0; c < sh.k; ++c)
+          hw[static_cast<size_t>(r * sh.k + c)] = static_cast<uint16_t>(solgemm::judge::gen::weight_bits(ws, r, c) >> 16);
+      CK(cudaMemcpy(dw, hw.data(), hw.size() * 2, cudaMemcpyHostToDevice));
+    }
     const solgemm::format::Packed pk = solgemm::format::encode_bf16(hw.data(), sh.n, sh.k);
     uint8_t* d_data;
     uint32_t *d_off, *d_exc;
