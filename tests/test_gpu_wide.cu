@@ -157,8 +157,9 @@ TEST(GpuWide, ExceptionsFallbackAndOddShapes) {
   check_shape(1000, 1000, 968, 77, Weights::normal, seed);  // N, K not multiples of 64, rows < N
 }
 
-// The vendor family (cuBLAS, with the cuBLASLt algorithms tuned at prepare at the bucket tops m = 1, 2, 4, ..., 256 (tune_choice.hpp) on all N
-// rows, and plain cublasGemmEx otherwise): the same checks, at tuned and untuned m, full rows and a slice.
+// The vendor family (cuBLAS, with the cuBLASLt algorithms tuned at prepare at the bucket tops m = 1, 2, 4, ..., 256
+// (tune_choice.hpp) on all N rows, and plain cublasGemmEx otherwise): the same checks, at tuned and untuned m, full
+// rows and a slice.
 TEST(GpuVendor, TunedAndDefaultPaths) {
   SOLGEMM_REQUIRE_GPU();
   const uint64_t seed = solgemm::testing::test_seed(13);
