@@ -65,9 +65,7 @@ int main(int argc, char** argv) {
       ws.seed = seed;
       ws.layer = l.index;
       ws.k = l.k;
-      std::vector<uint16_t> w(static_cast<size_t>(l.n * l.k));
-      for (int64_t r = 0; r < l.n; ++r)
-        for (int64_t c = 0; c < l.k; ++c) w[static_cast<size_t>(r * l.k + c)] = static_cast<uint16_t>(gen::weight_bits(ws, r, c) >> 16);
+      const std::vector<uint16_t> w = gen::bf16_weights(ws, l.n);
       packs[l.layer] = format::encode_bf16(w.data(), l.n, l.k);
     }
     const format::Packed& p = packs[l.layer];

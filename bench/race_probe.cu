@@ -186,9 +186,7 @@ int main(int argc, char** argv) {
   ws.kind = g == "llm-like" ? gen::Kind::llm_like : gen::Kind::normal;
   ws.layer = static_cast<uint32_t>(layer);
   ws.k = k;
-  std::vector<uint16_t> hw(static_cast<size_t>(n * k));
-  for (int64_t r = 0; r < n; ++r)
-    for (int64_t c = 0; c < k; ++c) hw[static_cast<size_t>(r * k + c)] = static_cast<uint16_t>(gen::weight_bits(ws, r, c) >> 16);
+  const std::vector<uint16_t> hw = gen::bf16_weights(ws, n);
   void* dw;
   CK(cudaMalloc(&dw, hw.size() * 2));
   CK(cudaMemcpy(dw, hw.data(), hw.size() * 2, cudaMemcpyHostToDevice));

@@ -286,9 +286,7 @@ int main(int argc, char** argv) {
       const std::string nm = sh.name;
       ws.layer = nm == "qkv_gate" ? 0 : nm == "o" ? 1 : nm == "pooler" ? 2 : 3;
       ws.k = sh.k;
-      for (int64_t r = 0; r < sh.n; ++r)
-        for (int64_t c = 0; c < sh.k; ++c)
-          hw[static_cast<size_t>(r * sh.k + c)] = static_cast<uint16_t>(solgemm::judge::gen::weight_bits(ws, r, c) >> 16);
+      hw = solgemm::judge::gen::bf16_weights(ws, sh.n);
       CK(cudaMemcpy(dw, hw.data(), hw.size() * 2, cudaMemcpyHostToDevice));
     }
     const solgemm::format::Packed pk = solgemm::format::encode_bf16(hw.data(), sh.n, sh.k);

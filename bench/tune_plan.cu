@@ -332,10 +332,7 @@ int main(int argc, char** argv) {
       ws.kind = solgemm::judge::gen::Kind::llm_like;
       ws.layer = sh.name == std::string("qkv_gate") ? 0 : sh.name == std::string("o") ? 1 : sh.name == std::string("pooler") ? 2 : 3;
       ws.k = sh.k;
-      std::vector<uint16_t> hw(static_cast<size_t>(sh.n * sh.k));
-      for (int64_t r = 0; r < sh.n; ++r)
-        for (int64_t c = 0; c < sh.k; ++c)
-          hw[static_cast<size_t>(r * sh.k + c)] = static_cast<uint16_t>(solgemm::judge::gen::weight_bits(ws, r, c) >> 16);
+      const std::vector<uint16_t> hw = solgemm::judge::gen::bf16_weights(ws, sh.n);
       CK(cudaMemcpy(dw, hw.data(), hw.size() * 2, cudaMemcpyHostToDevice));
     }
     std::vector<void*> owned;

@@ -24,6 +24,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #if defined(__CUDACC__)
 #define SOLGEMM_JUDGE_HD __host__ __device__ inline
@@ -131,6 +132,14 @@ SOLGEMM_JUDGE_HD uint32_t weight_bits(const WeightSpec& s, int64_t r, int64_t c)
     if (wild) return wild_bits(hash(s.seed, stream_of(s.layer, kWildValue), idx), s.fp32);
   }
   return s.fp32 ? f32_bits(v) : static_cast<uint32_t>(bf16_rn(v)) << 16;
+}
+
+// The BF16 bits of a BF16 layer's `rows` x s.k weights, row-major, on the host (the benches' copy of the judge's data).
+inline std::vector<uint16_t> bf16_weights(const WeightSpec& s, int64_t rows) {
+  std::vector<uint16_t> w(static_cast<size_t>(rows * s.k));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < s.k; ++c) w[static_cast<size_t>(r * s.k + c)] = static_cast<uint16_t>(weight_bits(s, r, c) >> 16);
+  return w;
 }
 
 // ---- x ----

@@ -547,11 +547,10 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
       // stops holding against the default (15 interleaved pairs, within 2%) at the bucket's points
       // (tune_choice::serve_points), tried from the top down (tune_choice::serve_from); the default below that
       // (perf-notes step 184: the unpooler's m = 64 tile ran 0.81-0.98x cuBLAS at m = 33..55).
-      int64_t from = m;
-      float low_ratio = 0.f;
       if (kept >= 0) {
         const cublasLtMatmulAlgo_t algo = screened[static_cast<size_t>(kept)].algo;
-        from = tune_choice::serve_from(tune_choice::serve_points(b), m, 1.02f, [&](int64_t mp) {
+        float low_ratio = 0.f;
+        const int64_t from = tune_choice::serve_from(tune_choice::serve_points(b), m, 1.02f, [&](int64_t mp) {
           const LtProblem pp(rows, mp, k);
           const float ratio = fits(pp, algo) ? paired_ratio(default_call(mp, rows), algo_call(pp, algo)) : kNever;
           low_ratio = ratio;  // (the last tried: where the run from the top broke, or the low end)
@@ -559,8 +558,6 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
                               algo_str(algo, screened[static_cast<size_t>(kept)].splits), mp, ratio);
           return ratio;
         });
-      }
-      if (kept >= 0) {
         t->c.from_m[r][b] = static_cast<int32_t>(from);
         t->c.low_ratio[r][b] = low_ratio;
         t->c.algo[r][b] = screened[kept].algo;
@@ -591,7 +588,7 @@ void launch_vendor(const Blas& blas, const VendorTable* table, const void* W, co
   int r = 0;
   while (table != nullptr && r < kRowSets && table->c.rows[r] != rows) ++r;
   if (table != nullptr && r < kRowSets && b < kBuckets && table->c.have[r][b] &&
-      (table->c.from_m[r][b] == 0 || m >= table->c.from_m[r][b])) {  // (below from_m: the default, step 184)
+      m >= table->c.from_m[r][b]) {  // (below from_m: the default, step 184)
     LtProblem p(rows, m, k);
     cublasLtMatmulHeuristicResult_t check{};
     if (cublasLtMatmulAlgoCheck(table->lt, p.op, p.a, p.b, p.c, p.c, &table->c.algo[r][b], &check) ==
