@@ -305,9 +305,11 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
   // A screened candidate against the default, timed in 15 interleaved pairs (order alternating, so that a drift
   // of the machine cancels): the median of the per-pair ratios winner / default (perf-notes step 41: medians of
   // separate runs let a 4-6% better split-K algorithm lose to the default in some prepares).
-  auto paired_ratio = [&](auto&& call_default, auto&& call_winner, int pairs = 15) -> float {
+  // med (optional): the medians of the default's and the winner's own times over the pairs (for the log).
+  auto paired_ratio = [&](auto&& call_default, auto&& call_winner, int pairs = 15,
+                          std::pair<float, float>* med = nullptr) -> float {
     cudaGraphExec_t gd = make_graph(call_default), gw = make_graph(call_winner);
-    std::vector<float> v;
+    std::vector<float> v, vd, vw;
     if (gd && gw) {
       replay_us(gd);
       replay_us(gw);
@@ -321,8 +323,11 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
           w = replay_us(gw);
         }
         v.push_back(w / d);
+        vd.push_back(d);
+        vw.push_back(w);
       }
     }
+    if (med) *med = {median(vd), median(vw)};
     if (gd) cudaGraphExecDestroy(gd);
     if (gw) cudaGraphExecDestroy(gw);
     cudaStreamSynchronize(ts);
@@ -552,10 +557,12 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
         float low_ratio = 0.f;
         const int64_t from = tune_choice::serve_from(tune_choice::serve_points(b), m, 1.02f, [&](int64_t mp) {
           const LtProblem pp(rows, mp, k);
-          const float ratio = fits(pp, algo) ? paired_ratio(default_call(mp, rows), algo_call(pp, algo)) : kNever;
+          std::pair<float, float> med{0.f, 0.f};
+          const float ratio =
+              fits(pp, algo) ? paired_ratio(default_call(mp, rows), algo_call(pp, algo), 15, &med) : kNever;
           low_ratio = ratio;  // (the last tried: where the run from the top broke, or the low end)
-          if (log) fmt::print(stderr, "solgemm tune   {} at m {}: paired ratio {:.3f}\n",
-                              algo_str(algo, screened[static_cast<size_t>(kept)].splits), mp, ratio);
+          if (log) fmt::print(stderr, "solgemm tune   {} at m {}: paired ratio {:.3f} (medians: default {:.2f} us, choice {:.2f})\n",
+                              algo_str(algo, screened[static_cast<size_t>(kept)].splits), mp, ratio, med.first, med.second);
           return ratio;
         });
         t->c.from_m[r][b] = static_cast<int32_t>(from);
