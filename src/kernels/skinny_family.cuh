@@ -441,10 +441,18 @@ __device__ __forceinline__ ExcBounds exception_bounds(const Args& a, int rblock,
 // dw[e] = fma(w, x, dw[e]) for each valid token of the chunk, e the element (row, token) in the tile's fragment order
 // (rtl, nt, c, lane): the warp takes the CTA's entries 32 at a time, each lane one entry, its block index
 // (Args::exc_blk, for the entry's k) and the x values it meets, applied in rounds so that the entries of one row go in
-// table order (k ascending). All from global memory (L2) while the compute warps stream.
-template <int NT, bool kSeq>
+// table order (k ascending). While the compute warps stream, every load of this warp waits behind the weights (~1.5 us
+// per dependent trip, perf-notes step 189), so the trips are few: the entries of kExcBatch chunks are requested
+// together, and where the CTA stages x of its k range in shared memory (kXS: every kernel without the x ring) the x
+// values come from there (after x has landed: bar 1 with the compute warps, or the x phases' mbarriers), so a batch
+// costs one trip; with the x ring they come from global memory, one more trip per chunk. kXS: the compute warps must
+// not overwrite x (region 0) with their partials before this warp is done: it arrives on bar kExcDoneBar at its end.
+constexpr int kExcBatch = 4;  // (x from global memory: one chunk at a time, its entries then its x values, as before step 189)
+constexpr int kExcDoneBar = 3;  // (named barriers: 1 x staged, 2 a bench diagnostic)
+template <int NT, bool kSeq, bool kXS>
 __device__ __forceinline__ void exception_warp(const Args& a, uint8_t* smem, ExcBounds eb, int rblock, int crank,
-                                               int tok0, int lane, unsigned long long* trace) {
+                                               int tok0, int lane, unsigned long long* trace, int xs_stride, int XP,
+                                               uint32_t xbars, int nthr_c) {
   const int tile = a.rt_cta * NT * 128;
   float* dp = reinterpret_cast<float*>(smem + a.dl_off);
   float* dw = dp + tile;
@@ -465,60 +473,101 @@ __device__ __forceinline__ void exception_warp(const Args& a, uint8_t* smem, Exc
   const int mc = min(8 * NT, a.m - tok0);
   const int k_lo = kg.x * 64, k_hi = min(kg.y * 64, a.k);  // (entries of straddling blocks outside: skipped)
   const uint16_t* x16 = reinterpret_cast<const uint16_t*>(a.x);
-  for (int c0 = 0; c0 < total; c0 += 32) {
-    const int i = c0 + lane;
-    int j = 0;  // entry i's row tile: the last j whose first entry is <= i
-    for (int jj = 1; jj < a.rt_cta; ++jj)
-      if (__shfl_sync(0xFFFFFFFFu, first, jj) <= i) j = jj;
-    const int q = __shfl_sync(0xFFFFFFFFu, lo, j) + i - __shfl_sync(0xFFFFFFFFu, first, j);
-    uint32_t e = 0;
-    int kk = -1;
-    if (i < total) {
-      e = __ldg(a.exc + q);
-      const int kb = static_cast<int>(__ldg(a.exc_blk + q)) - (rt0 + j) * a.k_blocks;  // k block in its row tile
-      kk = kb * 256 + static_cast<int>((e >> 16) & 255);
+  const uint16_t* xs = reinterpret_cast<const uint16_t*>(smem);  // (kXS: token row t at t xs_stride, k from k_lo)
+  bool x_here = !kXS;
+  constexpr int kB = kXS ? kExcBatch : 1;
+  for (int c0 = 0; c0 < total || !x_here; c0 += 32 * kB) {
+    // The batch's entries, requested together: entry i = c0 + 32 u + lane, of row tile j[u].
+    uint32_t ev[kB], bv[kB];
+    int jv[kB];
+#pragma unroll
+    for (int u = 0; u < kB; ++u) {
+      const int i = c0 + 32 * u + lane;
+      int j = 0;  // entry i's row tile: the last j whose first entry is <= i
+      for (int jj = 1; jj < a.rt_cta; ++jj)
+        if (__shfl_sync(0xFFFFFFFFu, first, jj) <= i) j = jj;
+      const int q = __shfl_sync(0xFFFFFFFFu, lo, j) + i - __shfl_sync(0xFFFFFFFFu, first, j);
+      jv[u] = j;
+      ev[u] = 0;
+      bv[u] = 0;
+      if (i < total) {
+        ev[u] = __ldg(a.exc + q);
+        bv[u] = __ldg(a.exc_blk + q);
+      }
     }
-    const bool valid = kk >= k_lo && kk < k_hi;
-    const int rl = j * 16 + static_cast<int>(e >> 24);  // row in the CTA's block
-    float xv[8 * NT];
+    if constexpr (kXS) {
+      if (!x_here) {  // once: x of the CTA's k range has landed in shared memory
+        if (XP == 0) {
+          asm volatile("bar.sync 1, %0;\n" ::"r"(nthr_c + 32) : "memory");
+        } else {
+          for (int p = 0; p < XP; ++p) mbar_wait(xbars + 8u * p, 0u);
+        }
+        x_here = true;
+      }
+    }
 #pragma unroll
-    for (int t = 0; t < 8 * NT; ++t)
-      xv[t] = valid && t < mc
-                  ? __uint_as_float(static_cast<uint32_t>(__ldg(x16 + static_cast<int64_t>(tok0 + t) * a.k + kk)) << 16)
-                  : 0.f;
-    const float w = __uint_as_float(e << 16);
-    // rounds: the entries of one row in this chunk, in lane (table) order
-    const unsigned vm = __ballot_sync(0xFFFFFFFFu, valid);
-    const unsigned peers = __match_any_sync(0xFFFFFFFFu, valid ? rl : -1 - lane);
-    const int rank = __popc(peers & vm & ((1u << lane) - 1u));
-    const int rounds = __reduce_max_sync(0xFFFFFFFFu, valid ? rank + 1 : 0);
-    // element of (row rl, token 8 nt + 2 u + h): ((rtl NT + nt) 4 + 2 (rr >> 3) + h) 32 + 4 (rr & 7) + u
-    const int el0 = ((rl >> 4) * NT * 4 + ((rl & 15) >> 3) * 2) * 32 + (rl & 7) * 4;
-    auto elem = [&](int t) { return el0 + ((t >> 3) * 4 + (t & 1)) * 32 + ((t & 7) >> 1); };
-    for (int r = 0; r < rounds; ++r) {
-      if (valid && rank == r) {  // 4 tokens at a time: the lane's 8 loads first, then the FMAs and the stores
+    for (int u = 0; u < kB; ++u) {
+      if (c0 + 32 * u >= total) break;
+      const int i = c0 + 32 * u + lane, j = jv[u];
+      const uint32_t e = ev[u];
+      int kk = -1;
+      if (i < total) {
+        const int kb = static_cast<int>(bv[u]) - (rt0 + j) * a.k_blocks;  // k block in its row tile
+        kk = kb * 256 + static_cast<int>((e >> 16) & 255);
+      }
+      const bool valid = kk >= k_lo && kk < k_hi;
+      const int rl = j * 16 + static_cast<int>(e >> 24);  // row in the CTA's block
+      float xv[kXS ? 1 : 8 * NT];
+      if constexpr (!kXS) {
 #pragma unroll
-        for (int t0 = 0; t0 < 8 * NT; t0 += 4) {
-          float pv[4], wv[4];
+        for (int t = 0; t < 8 * NT; ++t)
+          xv[t] = valid && t < mc ? __uint_as_float(static_cast<uint32_t>(__ldg(x16 + static_cast<int64_t>(tok0 + t) * a.k + kk)) << 16)
+                                  : 0.f;
+      }
+      const int kx = kk - k_lo;  // (kXS: the column in shared memory)
+      auto xval = [&](int t) {
+        if constexpr (kXS) {
+          return __uint_as_float(static_cast<uint32_t>(xs[t * xs_stride + kx]) << 16);
+        } else {
+          return xv[t];
+        }
+      };
+      const float w = __uint_as_float(e << 16);
+      // rounds: the entries of one row in this chunk, in lane (table) order
+      const unsigned vm = __ballot_sync(0xFFFFFFFFu, valid);
+      const unsigned peers = __match_any_sync(0xFFFFFFFFu, valid ? rl : -1 - lane);
+      const int rank = __popc(peers & vm & ((1u << lane) - 1u));
+      const int rounds = __reduce_max_sync(0xFFFFFFFFu, valid ? rank + 1 : 0);
+      // element of (row rl, token 8 nt + 2 u + h): ((rtl NT + nt) 4 + 2 (rr >> 3) + h) 32 + 4 (rr & 7) + u
+      const int el0 = ((rl >> 4) * NT * 4 + ((rl & 15) >> 3) * 2) * 32 + (rl & 7) * 4;
+      auto elem = [&](int t) { return el0 + ((t >> 3) * 4 + (t & 1)) * 32 + ((t & 7) >> 1); };
+      for (int r = 0; r < rounds; ++r) {
+        if (valid && rank == r) {  // 4 tokens at a time: the lane's 8 (12) loads first, then the FMAs and the stores
 #pragma unroll
-          for (int u = 0; u < 4; ++u) {
-            const int t = t0 + u;
-            pv[u] = t < mc ? dp[elem(t)] : 0.f;
-            wv[u] = t < mc ? dw[elem(t)] : 0.f;
-          }
+          for (int t0 = 0; t0 < 8 * NT; t0 += 4) {
+            float pv[4], wv[4], xq[4];
 #pragma unroll
-          for (int u = 0; u < 4; ++u) {
-            const int t = t0 + u;
-            if (t < mc) {
-              dp[elem(t)] = fmaf(-a.exc_p, xv[t], pv[u]);
-              dw[elem(t)] = fmaf(w, xv[t], wv[u]);
+            for (int u2 = 0; u2 < 4; ++u2) {
+              const int t = t0 + u2;
+              pv[u2] = t < mc ? dp[elem(t)] : 0.f;
+              wv[u2] = t < mc ? dw[elem(t)] : 0.f;
+              xq[u2] = t < mc ? xval(t) : 0.f;
+            }
+#pragma unroll
+            for (int u2 = 0; u2 < 4; ++u2) {
+              const int t = t0 + u2;
+              if (t < mc) {
+                dp[elem(t)] = fmaf(-a.exc_p, xq[u2], pv[u2]);
+                dw[elem(t)] = fmaf(w, xq[u2], wv[u2]);
+              }
             }
           }
         }
+        __syncwarp();
       }
-      __syncwarp();
     }
   }
+  if constexpr (kXS) asm volatile("bar.arrive %0, %1;\n" ::"n"(kExcDoneBar), "r"(nthr_c + 32) : "memory");
   if (trace && lane == 0) stamp(trace, 5);  // (bench timeline: the corrections done)
 }
 
@@ -834,9 +883,9 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   }
 
   if (S == 0 && n > 0) load_first();  // direct mode: the warp's one group (here: earlier, the hi + lo variants spill)
-  if (XP == 0 && !kXR) {
+  if (XP == 0 && !kXR) {  // x staged ((Dec12) the exception warp reads it too: exception_warp's kXS)
     asm volatile("cp.async.wait_all;\n" ::: "memory");
-    if (warp < warps) asm volatile("bar.sync 1, %0;\n" ::"r"(nthr_c) : "memory");  // x staged
+    if (warp < warps) asm volatile("bar.sync 1, %0;\n" ::"r"(nthr_c + (Src::kExc ? 32 : 0)) : "memory");
   }
   if (kXR && d0 && warp < warps) {  // the first group's x boxes (above)
     asm volatile("cp.async.wait_all;\n" ::: "memory");
@@ -846,8 +895,9 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   // 4. The exception warp (Dec12; the CTA's last warp, after the producer): the corrections of the CTA's partial,
   //    in shared memory before the main loop ends (see the top of this file).
   if constexpr (Src::kExc) {
-    if (warp == warps + 1) {
-      exception_warp<NT, kSeqOk>(a, smem, eb, rblock, crank, tok0, lane, trace);
+    // (bench, bare consumers: the compute warps returned above, before x's barrier)
+    if (warp == warps + 1 && !(kBench == kDiagnostics && !kCluster && (diag & kBareConsumers) && S > 0)) {
+      exception_warp<NT, kSeqOk, !kXR>(a, smem, eb, rblock, crank, tok0, lane, trace, xs_stride, XP, xbars, nthr_c);
       tail_stamp(trace, diag, 32 + warp, 3);
     }
   }
@@ -984,6 +1034,8 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   }
   float* part = reinterpret_cast<float*>(smem);
   if (warp < warps) {
+    // (Dec12, x staged: the exception warp reads x in region 0 until it arrives here)
+    if constexpr (Src::kExc && !kXR) asm volatile("bar.sync %0, %1;\n" ::"n"(kExcDoneBar), "r"(nthr_c + 32) : "memory");
 #pragma unroll
     for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
