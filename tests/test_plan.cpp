@@ -295,8 +295,8 @@ TEST(Plan, HeavyExceptionsLeaveTheSkinnyFamily) {
       }
       if (plain.kernel == solgemm::Kernel::skinny) {
         EXPECT_EQ(solgemm::select_plan(shape, m, wild).kernel, solgemm::Kernel::vendor);
-        if (m >= (sh.rows == 2304 ? 10 : 8)) EXPECT_EQ(solgemm::select_plan(shape, m, llm).kernel, solgemm::Kernel::vendor);
-        if (sh.rows == 2304 && m <= 9) EXPECT_EQ(solgemm::select_plan(shape, m, llm).kernel, solgemm::Kernel::skinny);
+        if (m >= (sh.rows == 2304 ? 9 : 8)) EXPECT_EQ(solgemm::select_plan(shape, m, llm).kernel, solgemm::Kernel::vendor);
+        if (sh.rows == 2304 && m <= 8) EXPECT_EQ(solgemm::select_plan(shape, m, llm).kernel, solgemm::Kernel::skinny);
         if (m == 1) EXPECT_EQ(solgemm::select_plan(shape, m, llm).kernel, solgemm::Kernel::skinny);
       }
     }

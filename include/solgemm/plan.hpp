@@ -76,8 +76,9 @@ struct ExceptionLoad {
 inline constexpr double kExcRateTokens = 5.5e-3;
 // The bound of the layouts whose CTAs stage x of their k range in shared memory (split K, not a pair): their exception
 // warp reads x there, where the others read it from global memory behind the weight stream (perf-notes step 189: the
-// llm-like qkv_gate at 8 tokens 11.97 us against cuBLAS 14.05, at 16 tokens 15.36 against 13.86).
-inline constexpr double kExcRateTokensStagedX = 7.5e-3;
+// llm-like qkv_gate, rate 7.7e-4, at 8 tokens 11.94 us against cuBLAS 14.05; from 9 tokens (its 2-tile layout) 14.27
+// against 13.82).
+inline constexpr double kExcRateTokensStagedX = 6.5e-3;
 inline constexpr int64_t kExcBlockTokens = 1024;
 Plan select_plan(const Shape& s, int64_t m, const ExceptionLoad& exc);
 // The plan of one given family for this call (its configuration from the same table), or an Error if the family
