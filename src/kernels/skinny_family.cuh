@@ -474,6 +474,7 @@ __device__ __forceinline__ void exception_warp(const Args& a, uint8_t* smem, Exc
   const int k_lo = kg.x * 64, k_hi = min(kg.y * 64, a.k);  // (entries of straddling blocks outside: skipped)
   const uint16_t* x16 = reinterpret_cast<const uint16_t*>(a.x);
   const uint16_t* xs = reinterpret_cast<const uint16_t*>(smem);  // (kXS: token row t at t xs_stride, k from k_lo)
+  const float np = -a.exc_p;
   bool x_here = !kXS;
   constexpr int kB = kXS ? kExcBatch : 1;
   for (int c0 = 0; c0 < total || !x_here; c0 += 32 * kB) {
@@ -540,25 +541,52 @@ __device__ __forceinline__ void exception_warp(const Args& a, uint8_t* smem, Exc
       const int rounds = __reduce_max_sync(0xFFFFFFFFu, valid ? rank + 1 : 0);
       // element of (row rl, token 8 nt + 2 u + h): ((rtl NT + nt) 4 + 2 (rr >> 3) + h) 32 + 4 (rr & 7) + u
       const int el0 = ((rl >> 4) * NT * 4 + ((rl & 15) >> 3) * 2) * 32 + (rl & 7) * 4;
-      auto elem = [&](int t) { return el0 + ((t >> 3) * 4 + (t & 1)) * 32 + ((t & 7) >> 1); };
       for (int r = 0; r < rounds; ++r) {
-        if (valid && rank == r) {  // 4 tokens at a time: the lane's 8 (12) loads first, then the FMAs and the stores
+        // (kXS) Tokens 8 nt + 2 u + h (u = 0..3) of a row are 4 consecutive floats of dp and dw (above): one float4 load
+        // and store each (perf-notes step 191: the warp is issue-bound). Tokens past m take x = 0: their elements may
+        // turn from -0 to +0, and no store of the tile reads them (valid tokens only); the valid ones get the same FMAs.
+        if constexpr (kXS) {
+          if (valid && rank == r) {
+#pragma unroll
+            for (int nh = 0; nh < 2 * NT; ++nh) {
+              const int off = el0 + ((nh >> 1) * 4 + (nh & 1)) * 32;  // (nt, h) = (nh / 2, nh % 2)
+              float4* p4 = reinterpret_cast<float4*>(dp + off);
+              float4* w4 = reinterpret_cast<float4*>(dw + off);
+              const int t0 = (nh >> 1) * 8 + (nh & 1);  // tokens t0, t0 + 2, t0 + 4, t0 + 6
+              float xq[4];
+#pragma unroll
+              for (int u2 = 0; u2 < 4; ++u2) xq[u2] = t0 + 2 * u2 < mc ? xval(t0 + 2 * u2) : 0.f;
+              float4 pv = *p4, wv = *w4;
+              pv.x = fmaf(np, xq[0], pv.x);
+              pv.y = fmaf(np, xq[1], pv.y);
+              pv.z = fmaf(np, xq[2], pv.z);
+              pv.w = fmaf(np, xq[3], pv.w);
+              wv.x = fmaf(w, xq[0], wv.x);
+              wv.y = fmaf(w, xq[1], wv.y);
+              wv.z = fmaf(w, xq[2], wv.z);
+              wv.w = fmaf(w, xq[3], wv.w);
+              *p4 = pv;
+              *w4 = wv;
+            }
+          }
+        } else if (valid && rank == r) {  // (x in registers: 4 tokens at a time, element by element; the float4 form
+                                          // spilled the 64-register x-ring kernels at n_tiles 2)
+          auto elem = [&](int t) { return el0 + ((t >> 3) * 4 + (t & 1)) * 32 + ((t & 7) >> 1); };
 #pragma unroll
           for (int t0 = 0; t0 < 8 * NT; t0 += 4) {
-            float pv[4], wv[4], xq[4];
+            float pv[4], wv[4];
 #pragma unroll
             for (int u2 = 0; u2 < 4; ++u2) {
               const int t = t0 + u2;
               pv[u2] = t < mc ? dp[elem(t)] : 0.f;
               wv[u2] = t < mc ? dw[elem(t)] : 0.f;
-              xq[u2] = t < mc ? xval(t) : 0.f;
             }
 #pragma unroll
             for (int u2 = 0; u2 < 4; ++u2) {
               const int t = t0 + u2;
               if (t < mc) {
-                dp[elem(t)] = fmaf(-a.exc_p, xq[u2], pv[u2]);
-                dw[elem(t)] = fmaf(w, xq[u2], wv[u2]);
+                dp[elem(t)] = fmaf(np, xval(t), pv[u2]);
+                dw[elem(t)] = fmaf(w, xval(t), wv[u2]);
               }
             }
           }
