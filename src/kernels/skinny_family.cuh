@@ -22,8 +22,8 @@
 //
 // Exceptions (Dec12): the loop multiplies every exception slot as it is stored, the placeholder p = 2^(base - 112)
 // (format.hpp); one more warp, the CTA's exception warp, meanwhile reads the entries of the CTA's rows and k range
-// and the x values they meet and sums, per output element, dp = sum -p x and dw = sum w x (FP32, table order) in
-// shared memory; the CTA's partial P then becomes (P + dp) + dw as its k warps' sums are added. The compute warps'
+// and the x values they meet (from the CTA's staged copy of x where it stages one: split-K layouts; perf-notes steps
+// 189-192) and sums, per output element, dp = sum -p x and dw = sum w x (FP32, table order) in shared memory; the CTA's partial P then becomes (P + dp) + dw as its k warps' sums are added. The compute warps'
 // loop holds no exception code at all, and the correction sits off their path: the exception warp has the whole
 // main loop to do it (perf-notes step 111; an in-loop patch or a per-warp correction after the loop cost 0.3-1 us
 // of the compute warps' latency, steps 102-109). Exact where it matters: an element whose sum has one nonzero
