@@ -3,7 +3,12 @@
 // rotating order, medians), to see whether the vendor tuner's head-to-head choice at prepare (perf-notes step 134)
 // agrees with judge-style timing on the same machine. Configurations: the heuristic's first algorithm, unsplit, with
 // the tile and custom option given ("17/1,125/0": the tuner's sweep base).
-// Usage: LT_PAIR=17/1,125/0 [LT_FLUSH_MB=512] lt_pair [m=256] [rows=4096] [k=8192] [rounds=150]
+// LT_FROM_M=M builds the configurations on the heuristic's first algorithm at M instead (the vendor tuner builds its
+// choice at the bucket's top and runs it below; perf-notes step 190). LT_OFFSETS=0,256,65536 (bytes) times every
+// configuration and the default once per offset of x and out from their allocations (does a configuration's time
+// depend on where x and out lie? step 190's two modes).
+// Usage: LT_PAIR=17/1,125/0 [LT_FLUSH_MB=512] [LT_FROM_M=128] [LT_OFFSETS=0,4096] lt_pair [m=256] [rows=4096] [k=8192]
+//        [rounds=150]
 #include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
@@ -30,21 +35,31 @@ int main(int argc, char** argv) {
   if (const char* f = std::getenv("LT_FLUSH_MB")) tm.flush_n = std::min<size_t>(tm.flush_n, (std::atoll(f) << 20) / 16);
   const float fixed = tm.fixed_cost();
   const bench::LtBlas blas(tm.s);
-  __nv_bfloat16 *w, *x, *out;
+  std::vector<size_t> offsets;  // bytes (multiples of 16)
+  for (const char* p = std::getenv("LT_OFFSETS") ? std::getenv("LT_OFFSETS") : "0"; *p;) {
+    offsets.push_back(static_cast<size_t>(std::atoll(p)) / 16 * 16);
+    const char* comma = std::strchr(p, ',');
+    if (!comma) break;
+    p = comma + 1;
+  }
+  const size_t max_off = *std::max_element(offsets.begin(), offsets.end());
+  __nv_bfloat16 *w, *x0, *out0;
   CK(cudaMalloc(&w, n * k * 2));
-  CK(cudaMalloc(&x, m * k * 2));
-  CK(cudaMalloc(&out, m * n * 2));
+  CK(cudaMalloc(&x0, m * k * 2 + max_off));
+  CK(cudaMalloc(&out0, m * n * 2 + max_off));
   bench::gen_bf16<<<1024, 256>>>(w, n * k, 7, 0.02f);
-  bench::gen_bf16<<<1024, 256>>>(x, m * k, 12345, 1.0f);
+  for (size_t off : offsets)
+    bench::gen_bf16<<<1024, 256>>>(reinterpret_cast<__nv_bfloat16*>(reinterpret_cast<char*>(x0) + off), m * k, 12345, 1.0f);
   CK(cudaDeviceSynchronize());
   const float one = 1.f, zero = 0.f;
-  std::vector<std::string> names = {"cublasGemmEx default"};
+  std::vector<std::string> names;
   std::vector<cudaGraphExec_t> graphs;
   auto graph_of = [&](auto&& call) { return solgemm::kernels::capture_graph(tm.s, [&](cudaStream_t) { return call(); }); };
-  graphs.push_back(graph_of([&] { return blas.gemm_default(n, m, k, w, x, out); }));
   const bench::LtGemm prob(n, m, k);
+  const int from_m = std::getenv("LT_FROM_M") ? std::atoi(std::getenv("LT_FROM_M")) : m;
+  const bench::LtGemm base_prob(n, from_m, k);  // (the problem whose heuristic the configurations start from)
   cublasLtMatmulHeuristicResult_t heur[1];
-  if (prob.heuristic(blas.lt, blas.ws_bytes, 1, heur) < 1) {
+  if (base_prob.heuristic(blas.lt, blas.ws_bytes, 1, heur) < 1) {
     std::fprintf(stderr, "lt_pair: no heuristic result\n");
     return 1;
   }
@@ -70,15 +85,29 @@ int main(int argc, char** argv) {
       return 1;
     }
     algos.push_back(a);
-    const cublasLtMatmulAlgo_t* ap = &algos.back();
-    graphs.push_back(graph_of([&, ap] {
-      return cublasLtMatmul(blas.lt, prob.op, &one, w, prob.a, x, prob.b, &zero, out, prob.c, out, prob.c, ap, blas.ws,
-                            blas.ws_bytes, tm.s) == CUBLAS_STATUS_SUCCESS;
-    }));
-    names.push_back("tile " + std::to_string(tile) + "/" + std::to_string(custom));
     const char* comma = std::strchr(p, ',');
     if (!comma) break;
     p = comma + 1;
+  }
+  // The default call and every configuration, once per offset of x and out.
+  for (size_t off : offsets) {
+    auto* x = reinterpret_cast<__nv_bfloat16*>(reinterpret_cast<char*>(x0) + off);
+    auto* out = reinterpret_cast<__nv_bfloat16*>(reinterpret_cast<char*>(out0) + off);
+    const std::string at = offsets.size() > 1 ? " @" + std::to_string(off) : "";
+    graphs.push_back(graph_of([&, x, out] { return blas.gemm_default(n, m, k, w, x, out); }));
+    names.push_back("cublasGemmEx default" + at);
+    for (const cublasLtMatmulAlgo_t& a : algos) {
+      const cublasLtMatmulAlgo_t* ap = &a;
+      graphs.push_back(graph_of([&, ap, x, out] {
+        return cublasLtMatmul(blas.lt, prob.op, &one, w, prob.a, x, prob.b, &zero, out, prob.c, out, prob.c, ap, blas.ws,
+                              blas.ws_bytes, tm.s) == CUBLAS_STATUS_SUCCESS;
+      }));
+      uint32_t tile = 0, custom = 0;
+      size_t wr = 0;
+      cublasLtMatmulAlgoConfigGetAttribute(ap, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof(tile), &wr);
+      cublasLtMatmulAlgoConfigGetAttribute(ap, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, &custom, sizeof(custom), &wr);
+      names.push_back("tile " + std::to_string(tile) + "/" + std::to_string(custom) + at);
+    }
   }
   const size_t g = graphs.size();
   for (size_t i = 0; i < g; ++i)
@@ -97,8 +126,9 @@ int main(int argc, char** argv) {
     std::sort(v.begin(), v.end());
     return v[v.size() / 2];
   };
-  std::printf("lt_pair: %lld x %lld, m = %d, %d rounds, %zu MB read before each replay, fixed cost %.2f us subtracted\n",
-              static_cast<long long>(n), static_cast<long long>(k), m, rounds, tm.flush_n * 16 >> 20, fixed);
+  std::printf("lt_pair: %lld x %lld, m = %d (configurations from the heuristic at m = %d), %d rounds, %zu MB read before "
+              "each replay, fixed cost %.2f us subtracted; ratios to the first default\n",
+              static_cast<long long>(n), static_cast<long long>(k), m, from_m, rounds, tm.flush_n * 16 >> 20, fixed);
   for (size_t i = 0; i < g; ++i) {
     std::vector<float> ratio;
     for (int r = 0; r < rounds; ++r) ratio.push_back(t[i][static_cast<size_t>(r)] / t[0][static_cast<size_t>(r)]);
