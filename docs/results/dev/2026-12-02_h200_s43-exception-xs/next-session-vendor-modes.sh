@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prepared in session 43 for a later device call (not run): do the vendor choices' two modes below their bucket tops
 # (perf-notes steps 188, 190: the pooler's m = 128 tile 16/1 at m = 104 ran 1.11x cuBLAS in three processes and 0.885x
-# in one) depend on where x and out lie? lt_pair with about the tuner's construction (LT_FROM_M: the configuration built on
+# in one) depend on where x and out lie? lt_pair with roughly the tuner's construction (LT_FROM_M: the configuration built on
 # the heuristic at the bucket's top; the tuner's sweep bases may differ) times the tile and the default at five
 # offsets of x and out, in three processes.
 # From a folder with bins.txz (scripts/pack_gpu_bins.sh build bins.txz lt_pair) beside this script. ~2 minutes.
