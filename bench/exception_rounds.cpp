@@ -2,12 +2,15 @@
 // judge's weights (perf-notes step 187). The warp takes a CTA's exception entries 32 at a time (a chunk); each lane
 // applies one entry, and the entries of one row in a chunk go one round after another (a table lists a block's
 // entries row by row, so a row with many entries makes many rounds). Per layout: CTAs, entries, chunks and rounds per
-// CTA (median / max (mean)), from the library's encoder.
+// CTA (median / max (mean)), from the library's encoder; and, for the kernels that read x from global memory (the x ring),
+// the 32-byte sectors of one token's x row that the chunks' loads touch (each token one load instruction per chunk:
+// 8 NT times as many requests per CTA) against the CTA's weight stream in 128-byte lines (perf-notes step 193).
 //   exception_rounds [default|llm-like] [seed=0]        (markdown on stdout)
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -55,8 +58,9 @@ int main(int argc, char** argv) {
   };
   std::printf("the skinny exception warp's work per CTA, the judge's %s weights (seed %llu)\n\n", g.c_str(),
               static_cast<unsigned long long>(seed));
-  std::printf("| layer | plan layout | CTAs | entries | chunks of 32 | rounds (one entry per lane, by row) |\n");
-  std::printf("|---|---|---:|---|---|---|\n");
+  std::printf("| layer | plan layout | CTAs | entries | chunks of 32 | rounds (one entry per lane, by row) | x sectors per "
+              "token | weight lines |\n");
+  std::printf("|---|---|---:|---|---|---|---|---:|\n");
   std::map<std::string, format::Packed> packs;
   for (const Layout& l : layouts) {
     if (!packs.count(l.layer)) {
@@ -70,11 +74,12 @@ int main(int argc, char** argv) {
     }
     const format::Packed& p = packs[l.layer];
     const int64_t kgs = p.k_groups / l.split;
-    std::vector<int> ents, chunks, rounds;
+    std::vector<int> ents, chunks, rounds, sectors;
     for (int64_t rb = 0; rb < (p.row_tiles + l.rt - 1) / l.rt; ++rb)
       for (int cr = 0; cr < l.split; ++cr) {
         const int64_t kg0 = l.pair ? 0 : cr * kgs, kg1 = l.pair ? p.k_groups : kg0 + kgs;
         std::vector<std::pair<int, bool>> e;  // (row in the CTA's block, k inside the CTA's range), table order
+        std::vector<int64_t> kks;              // (each entry's k)
         for (int j = 0; j < l.rt && rb * l.rt + j < p.row_tiles; ++j) {
           if (l.pair && l.rt % 2 == 0 && j / (l.rt / 2) != cr) continue;
           const int64_t rt = rb * l.rt + j;
@@ -84,23 +89,32 @@ int main(int argc, char** argv) {
               const uint32_t x = p.exc[q];
               const int64_t kk = b * 256 + ((x >> 16) & 255);
               e.emplace_back(j * 16 + static_cast<int>(x >> 24), kk >= kg0 * 64 && kk < kg1 * 64);
+              kks.push_back(kk);
             }
           }
         }
-        int rs = 0;
+        int rs = 0, sec = 0;
         for (size_t c0 = 0; c0 < e.size(); c0 += 32) {
           std::map<int, int> per_row;
+          std::set<int64_t> secs;  // the 32-byte sectors of one token's x row that the chunk's loads touch
           int most = 0;
           for (size_t i = c0; i < std::min(e.size(), c0 + 32); ++i)
-            if (e[i].second) most = std::max(most, ++per_row[e[i].first]);
+            if (e[i].second) {
+              most = std::max(most, ++per_row[e[i].first]);
+              secs.insert(kks[i] >> 4);
+            }
           rs += most;
+          sec += static_cast<int>(secs.size());
         }
+        sectors.push_back(sec);
         ents.push_back(static_cast<int>(e.size()));
         chunks.push_back(static_cast<int>((e.size() + 31) / 32));
         rounds.push_back(rs);
       }
-    std::printf("| %s | %s | %zu | %s | %s | %s |\n", l.layer, l.plan, ents.size(), stats(ents).c_str(),
-                stats(chunks).c_str(), stats(rounds).c_str());
+    // the CTA's own weight stream in 128-byte lines (12 bits per weight; a pair's CTA streams its half of K)
+    const int64_t lines = static_cast<int64_t>(l.rt) * 16 * kgs * 64 * 3 / 2 / 128;
+    std::printf("| %s | %s | %zu | %s | %s | %s | %s | %lld |\n", l.layer, l.plan, ents.size(), stats(ents).c_str(),
+                stats(chunks).c_str(), stats(rounds).c_str(), stats(sectors).c_str(), static_cast<long long>(lines));
   }
   return 0;
 }
