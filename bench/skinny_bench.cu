@@ -11,7 +11,8 @@
 // and the tail alone), "-notail" (no reduction or output: wrong results), "-ring-notail" (the stream alone; the
 // bench instantiation's producer tests its knobs at run time and streams ~0.7-1.3 us slower than the library's
 // would, perf-notes step 93),
-// "-benchk-noexc" (the bench instantiation with the tables emptied, step 103),
+// "-benchk-noexc" (the bench instantiation with the tables emptied, step 103), "-benchk-excnox" (the bench
+// instantiation whose exception warp takes x = 1 instead of loading it: wrong out; what its x loads cost, step 193),
 // "-exc1of<s>" (only row tiles rt % s == 0 keep their exception entries: step 109), "-nod0" (every group through the
 // ring, perf-notes step 49), "-nodecode" (raw bits as MMA operands), "-xfirst" (the producer waits until x is
 // requested), "-xonephase" (x in one phase), "-benchk" (the bench's kernel instantiation without any experiment: the diagnostic rows run it, the
@@ -495,10 +496,12 @@ int main(int argc, char** argv) {
                                                       {"-xonephase", 64}, {"-benchk", 128}, {"-benchk-noexc", 128 | (1 << 27)}, {"-nowait", 8192},
                                                       {"-iadd", 16384}, {"-nowait-iadd", 8192 | 16384},
                                                       {"-nod0", 32}, {"-lasttail", 1 << 20},
-                                                      {"-noxbox", 128 | solgemm::kernels::family::kNoXBox}};
+                                                      {"-noxbox", 128 | solgemm::kernels::family::kNoXBox},
+                                                      {"-benchk-excnox", 128 | solgemm::kernels::family::kExcNoX}};
       for (const auto& [suffix, dg] : variants) {
         if (quick && dg != 0 && dg != 3 && dg != 8192 && dg != 16384 && dg != (8192 | 16384) && dg != 32 &&
-            dg != (1 << 20) && dg != 128 && dg != (128 | (1 << 27)) && dg != (128 | solgemm::kernels::family::kNoXBox))
+            dg != (1 << 20) && dg != 128 && dg != (128 | (1 << 27)) && dg != (128 | solgemm::kernels::family::kNoXBox) &&
+            dg != (128 | solgemm::kernels::family::kExcNoX))
           continue;
         solgemm::kernels::PackedView vd = v;
         if (dg == 0 || (dg & (1 << 27))) vd.exc_off = d_zero;  // (1 << 27: bench-side only, the tables emptied)

@@ -280,6 +280,9 @@ constexpr int kTailTrace = 1 << 28;
 // Bench (kDiagnostics instantiation, kXR kernels): the producer issues no x boxes and expects none (the compute warps
 // multiply whatever the x slots hold; wrong out): what the x ring's L2 traffic costs (perf-notes step 137).
 constexpr int kNoXBox = 1 << 29;
+// Bench (kDiagnostics instantiation, Dec12): the exception warp takes x = 1 instead of loading x (no global or shared
+// memory reads of x; wrong out): what its x loads cost the compute warps' stream (perf-notes step 193).
+constexpr int kExcNoX = 1 << 30;
 __device__ __forceinline__ void tail_stamp(unsigned long long* trace, int diag, int slot, int kind) {
   if (trace && (diag & kTailTrace) && (threadIdx.x & 31) == 0) {
     unsigned long long v;
@@ -452,7 +455,7 @@ constexpr int kExcDoneBar = 3;  // (named barriers: 1 x staged, 2 a bench diagno
 template <int NT, bool kSeq, bool kXS>
 __device__ __forceinline__ void exception_warp(const Args& a, uint8_t* smem, ExcBounds eb, int rblock, int crank,
                                                int tok0, int lane, unsigned long long* trace, int xs_stride, int XP,
-                                               uint32_t xbars, int nthr_c) {
+                                               uint32_t xbars, int nthr_c, bool no_x) {
   const int tile = a.rt_cta * NT * 128;
   float* dp = reinterpret_cast<float*>(smem + a.dl_off);
   float* dw = dp + tile;
@@ -522,13 +525,13 @@ __device__ __forceinline__ void exception_warp(const Args& a, uint8_t* smem, Exc
       if constexpr (!kXS) {
 #pragma unroll
         for (int t = 0; t < 8 * NT; ++t)
-          xv[t] = valid && t < mc ? __uint_as_float(static_cast<uint32_t>(__ldg(x16 + static_cast<int64_t>(tok0 + t) * a.k + kk)) << 16)
+          xv[t] = valid && t < mc ? (no_x ? 1.f : __uint_as_float(static_cast<uint32_t>(__ldg(x16 + static_cast<int64_t>(tok0 + t) * a.k + kk)) << 16))
                                   : 0.f;
       }
       const int kx = kk - k_lo;  // (kXS: the column in shared memory)
       auto xval = [&](int t) {
         if constexpr (kXS) {
-          return __uint_as_float(static_cast<uint32_t>(xs[t * xs_stride + kx]) << 16);
+          return no_x ? 1.f : __uint_as_float(static_cast<uint32_t>(xs[t * xs_stride + kx]) << 16);
         } else {
           return xv[t];
         }
@@ -925,7 +928,8 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   if constexpr (Src::kExc) {
     // (bench, bare consumers: the compute warps returned above, before x's barrier)
     if (warp == warps + 1 && !(kBench == kDiagnostics && !kCluster && (diag & kBareConsumers) && S > 0)) {
-      exception_warp<NT, kSeqOk, !kXR>(a, smem, eb, rblock, crank, tok0, lane, trace, xs_stride, XP, xbars, nthr_c);
+      exception_warp<NT, kSeqOk, !kXR>(a, smem, eb, rblock, crank, tok0, lane, trace, xs_stride, XP, xbars, nthr_c,
+                                       (diag & kExcNoX) != 0);
       tail_stamp(trace, diag, 32 + warp, 3);
     }
   }
