@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
   std::printf("the skinny exception warp's work per CTA, the judge's %s weights (seed %llu)\n\n", g.c_str(),
               static_cast<unsigned long long>(seed));
   std::printf("| layer | plan layout | CTAs | entries | chunks of 32 | rounds (one entry per lane, by row) | x sectors per "
-              "token | weight lines |\n");
+              "token (distinct in the CTA) | weight lines |\n");
   std::printf("|---|---|---:|---|---|---|---|---:|\n");
   std::map<std::string, format::Packed> packs;
   for (const Layout& l : layouts) {
@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
     }
     const format::Packed& p = packs[l.layer];
     const int64_t kgs = p.k_groups / l.split;
-    std::vector<int> ents, chunks, rounds, sectors;
+    std::vector<int> ents, chunks, rounds, sectors, distinct;
     for (int64_t rb = 0; rb < (p.row_tiles + l.rt - 1) / l.rt; ++rb)
       for (int cr = 0; cr < l.split; ++cr) {
         const int64_t kg0 = l.pair ? 0 : cr * kgs, kg1 = l.pair ? p.k_groups : kg0 + kgs;
@@ -94,6 +94,10 @@ int main(int argc, char** argv) {
           }
         }
         int rs = 0, sec = 0;
+        std::set<int64_t> cta_secs;  // (distinct over the whole CTA)
+        for (size_t i = 0; i < e.size(); ++i)
+          if (e[i].second) cta_secs.insert(kks[i] >> 4);
+        distinct.push_back(static_cast<int>(cta_secs.size()));
         for (size_t c0 = 0; c0 < e.size(); c0 += 32) {
           std::map<int, int> per_row;
           std::set<int64_t> secs;  // the 32-byte sectors of one token's x row that the chunk's loads touch
@@ -113,8 +117,9 @@ int main(int argc, char** argv) {
       }
     // the CTA's own weight stream in 128-byte lines (12 bits per weight; a pair's CTA streams its half of K)
     const int64_t lines = static_cast<int64_t>(l.rt) * 16 * kgs * 64 * 3 / 2 / 128;
-    std::printf("| %s | %s | %zu | %s | %s | %s | %s | %lld |\n", l.layer, l.plan, ents.size(), stats(ents).c_str(),
-                stats(chunks).c_str(), stats(rounds).c_str(), stats(sectors).c_str(), static_cast<long long>(lines));
+    std::printf("| %s | %s | %zu | %s | %s | %s | %s (%s) | %lld |\n", l.layer, l.plan, ents.size(), stats(ents).c_str(),
+                stats(chunks).c_str(), stats(rounds).c_str(), stats(sectors).c_str(), stats(distinct).c_str(),
+                static_cast<long long>(lines));
   }
   return 0;
 }
