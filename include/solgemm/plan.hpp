@@ -65,9 +65,10 @@ struct Shape {
 Plan select_plan(const Shape& s, int64_t m);
 // The 12-bit code's exceptions of a matrix (prepare measures them): exceptions per weight, and the most in one exception
 // block (16 rows x 256 k). The skinny family corrects every exception once per token, so its cost grows with tokens x
-// exceptions: where tokens x rate > kExcRateTokens (kExcRateTokensStagedX for layouts that stage x) or tokens x block_max >
-// kExcBlockTokens the plan sends the call to the vendor family instead (perf-notes step 182: on the judge's llm-like weights, rate ~6-8e-4, the skinny family fell to
-// 0.36-0.82x cuBLAS at 16-32 tokens; on its adversarial weights, a block of ~3900, to 0.01-0.05x at every m). The
+// exceptions: where tokens x rate > kExcRateTokens (kExcRateTokensStagedX for layouts that stage x) or tokens x
+// block_max > kExcBlockTokens the plan sends the call to the vendor family instead (perf-notes step 182: on the judge's
+// llm-like weights, rate ~6-8e-4, the skinny family fell to 0.36-0.82x cuBLAS at 16-32 tokens; on its adversarial
+// weights, a block of ~3900, to 0.01-0.05x at every m). The
 // judge's default weights (rate <= 8e-5, blocks <= 5) stay under both bounds at every m <= 64.
 struct ExceptionLoad {
   double rate = 0;         // exceptions / (N x K)

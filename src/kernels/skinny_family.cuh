@@ -23,10 +23,11 @@
 // Exceptions (Dec12): the loop multiplies every exception slot as it is stored, the placeholder p = 2^(base - 112)
 // (format.hpp); one more warp, the CTA's exception warp, meanwhile reads the entries of the CTA's rows and k range
 // and the x values they meet (from the CTA's staged copy of x where it stages one: split-K layouts; perf-notes steps
-// 189-192) and sums, per output element, dp = sum -p x and dw = sum w x (FP32, table order) in shared memory; the CTA's partial P then becomes (P + dp) + dw as its k warps' sums are added. The compute warps'
-// loop holds no exception code at all, and the correction sits off their path: the exception warp has the whole
-// main loop to do it (perf-notes step 111; an in-loop patch or a per-warp correction after the loop cost 0.3-1 us
-// of the compute warps' latency, steps 102-109). Exact where it matters: an element whose sum has one nonzero
+// 189-192) and sums, per output element, dp = sum -p x and dw = sum w x (FP32, table order) in shared memory; the
+// CTA's partial P then becomes (P + dp) + dw as its k warps' sums are added. The compute warps' loop holds no
+// exception code at all, and the correction sits off their path: the exception warp has the whole main loop to do it
+// (perf-notes step 111; an in-loop patch or a per-warp correction after the loop cost 0.3-1 us of the compute warps'
+// latency, steps 102-109). Exact where it matters: an element whose sum has one nonzero
 // term (a probe row) gets p x - p x = 0 exactly, then w x; the order depends on neither m nor how x arrives.
 //
 // Roofline: at m <= 64 the work is ~2 m FLOP per weight byte-and-a-half: memory-bound by far. Time floor =
@@ -478,7 +479,7 @@ __device__ __forceinline__ void exception_warp(const Args& a, uint8_t* smem, Exc
   const uint16_t* x16 = reinterpret_cast<const uint16_t*>(a.x);
   const uint16_t* xs = reinterpret_cast<const uint16_t*>(smem);  // (kXS: token row t at t xs_stride, k from k_lo)
   const float np = -a.exc_p;
-  bool x_here = !kXS;
+  bool x_here = !kXS;  // (kXS: at least one pass, whose x wait pairs with the compute warps' bar 1 even without entries)
   constexpr int kB = kXS ? kExcBatch : 1;
   for (int c0 = 0; c0 < total || !x_here; c0 += 32 * kB) {
     // The batch's entries, requested together: entry i = c0 + 32 u + lane, of row tile j[u].
@@ -500,7 +501,7 @@ __device__ __forceinline__ void exception_warp(const Args& a, uint8_t* smem, Exc
       }
     }
     if constexpr (kXS) {
-      if (!x_here) {  // once: x of the CTA's k range has landed in shared memory
+      if (!x_here) {  // once, after the first batch's loads: x of the CTA's k range has landed in shared memory
         if (XP == 0) {
           asm volatile("bar.sync 1, %0;\n" ::"r"(nthr_c + 32) : "memory");
         } else {
@@ -525,8 +526,11 @@ __device__ __forceinline__ void exception_warp(const Args& a, uint8_t* smem, Exc
       if constexpr (!kXS) {
 #pragma unroll
         for (int t = 0; t < 8 * NT; ++t)
-          xv[t] = valid && t < mc ? (no_x ? 1.f : __uint_as_float(static_cast<uint32_t>(__ldg(x16 + static_cast<int64_t>(tok0 + t) * a.k + kk)) << 16))
-                                  : 0.f;
+          xv[t] = valid && t < mc
+                      ? (no_x ? 1.f
+                              : __uint_as_float(static_cast<uint32_t>(__ldg(x16 + static_cast<int64_t>(tok0 + t) * a.k + kk))
+                                                << 16))
+                      : 0.f;
       }
       const int kx = kk - k_lo;  // (kXS: the column in shared memory)
       auto xval = [&](int t) {
@@ -916,7 +920,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   if (S == 0 && n > 0) load_first();  // direct mode: the warp's one group (here: earlier, the hi + lo variants spill)
   if (XP == 0 && !kXR) {  // x staged ((Dec12) the exception warp reads it too: exception_warp's kXS)
     asm volatile("cp.async.wait_all;\n" ::: "memory");
-    if (warp < warps) asm volatile("bar.sync 1, %0;\n" ::"r"(nthr_c + (Src::kExc ? 32 : 0)) : "memory");
+    if (warp < warps) asm volatile("bar.sync 1, %0;\n" ::"r"(nthr_c + 32 * exc_warps<Src>()) : "memory");
   }
   if (kXR && d0 && warp < warps) {  // the first group's x boxes (above)
     asm volatile("cp.async.wait_all;\n" ::: "memory");
