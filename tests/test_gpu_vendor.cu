@@ -162,7 +162,7 @@ TEST(Vendor, TuneFileRoundTrip) {
     return v;
   };
   ASSERT_EQ(lines().size(), 1u) << "the first prepare writes one entry: " << path;
-  EXPECT_EQ(lines()[0].rfind("solgemm-vendor-v3 ", 0), 0u) << lines()[0].substr(0, 80);
+  EXPECT_EQ(lines()[0].rfind("solgemm-vendor-v4 ", 0), 0u) << lines()[0].substr(0, 80);
   const solgemm::Weights w2 = c.prepare();
   EXPECT_NE(w2.description().find("read from the tune file"), std::string::npos) << w2.description();
   EXPECT_EQ(lines().size(), 1u) << "an entry read back is not written again";

@@ -111,6 +111,14 @@ constexpr int kRowSets = 4;
 // and m bucket.
 constexpr int64_t kSweepMinWeights = int64_t{1} << 23;
 constexpr double kSweepBudgetS = 1.5;
+// Placements of x and out the tuner's pair checks (the finalists against the default, and the serve points below a
+// bucket's top) time a configuration at: kPlacements places kPlaceStride bytes apart, each pair of the default and the
+// configuration at the same place, the configuration's ratio the worst place's median. A configuration's time may
+// depend on where x and out lie (perf-notes step 195: the pooler's tile 397/1 at m = 160 ran 22 or 33 us, 0.88x or 1.3x
+// the default's, by the 2 MiB page x and out were given, where the default's did not move); one place's lucky draw
+// made such a tile the choice in some processes.
+constexpr int kPlacements = 3;
+constexpr size_t kPlaceStride = size_t{2} << 20;
 // What the tuning chose for one (device, n, k, workspace): it depends on the shape, not on the weights' values,
 // so it is kept for the process and reused by every later prepare of the same shape (an LLM's layers repeat a
 // few shapes: one tuning each instead of ~1 s per matrix).
@@ -193,7 +201,8 @@ namespace {
 // name and SM count, cuBLASLt version, N, K, workspace bytes), the bytes are the VendorChoice (cuBLASLt documents its
 // algorithm structs as trivially serialisable for the same library version; a call still checks its algorithm with
 // cublasLtMatmulAlgoCheck and falls back to cublasGemmEx).
-constexpr const char* kTuneTag = "solgemm-vendor-v3";  // v2: from_m, low_ratio (step 184); v3: 12 buckets (186)
+// v2: from_m, low_ratio (step 184); v3: 12 buckets (186); v4: pair checks at kPlacements places of x and out (195)
+constexpr const char* kTuneTag = "solgemm-vendor-v4";
 namespace tunefile = solgemm::kernels::tune_file;  // (tune_vendor's parameter `tune_file` hides the namespace)
 
 std::string tune_key(int dev, int64_t n, int64_t k, size_t ws) {
@@ -209,8 +218,8 @@ std::string tune_key(int dev, int64_t n, int64_t k, size_t ws) {
 // Times, cold (a 256 MB read before each replay), the default cublasGemmEx and the heuristic's candidates for
 // every bucket and row set, each captured into a graph, plus split-K variants (2 .. 16 splits, FP32 partials
 // reduced out of place in a fixed order: deterministic) of the first three candidates. The five fastest
-// candidates (medians of 9) are timed again against the default in 15 interleaved pairs each; those that beat it by
-// more than 2% are finalists (perf-notes step 54: the screen's single fastest was often a lucky draw, which made the
+// candidates (medians of 9) are timed again against the default in 15 interleaved pairs each at each of kPlacements
+// places of x and out (the worst place's ratio counts); those that beat it by more than 2% are finalists (perf-notes step 54: the screen's single fastest was often a lucky draw, which made the
 // choice differ from one prepare to the next), and the finalists within 5% of the best ratio meet head to head
 // (step 134).
 std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_t n, int64_t k, cudaStream_t stream,
@@ -251,14 +260,15 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
     cudaFree(obuf);
     cudaFree(sink);
   };
-  if (cudaMalloc(&flush, flush_bytes) != cudaSuccess || cudaMalloc(&xbuf, mmax * k * 2) != cudaSuccess ||
-      cudaMalloc(&obuf, mmax * n * 2) != cudaSuccess || cudaMalloc(&sink, 64) != cudaSuccess) {
+  const size_t place_bytes = (kPlacements - 1) * kPlaceStride;  // (x and out at kPlacements places)
+  if (cudaMalloc(&flush, flush_bytes) != cudaSuccess || cudaMalloc(&xbuf, mmax * k * 2 + place_bytes) != cudaSuccess ||
+      cudaMalloc(&obuf, mmax * n * 2 + place_bytes) != cudaSuccess || cudaMalloc(&sink, 64) != cudaSuccess) {
     cleanup();
     cudaGetLastError();
     return t;  // no memory to tune: every call takes the default path
   }
   cudaMemsetAsync(flush, 1, flush_bytes, stream);
-  fill_x<<<256, 256, 0, stream>>>(static_cast<__nv_bfloat16*>(xbuf), static_cast<size_t>(mmax * k));
+  fill_x<<<256, 256, 0, stream>>>(static_cast<__nv_bfloat16*>(xbuf), static_cast<size_t>(mmax * k) + place_bytes / 2);
   cudaEvent_t e0, e1;
   cudaEventCreate(&e0);
   cudaEventCreate(&e1);
@@ -334,26 +344,53 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
     cudaGetLastError();
     return v.empty() ? kNever : median(v);
   };
-  const auto* x = static_cast<const __nv_bfloat16*>(xbuf);
-  auto* out = static_cast<__nv_bfloat16*>(obuf);
+  // paired_ratio at each of the kPlacements places of x and out (make_default(pl), make_winner(pl): the calls at place
+  // pl): the worst place's ratio. ratios (optional): every place's; med: the worst place's medians.
+  auto placed_ratio = [&](auto&& make_default, auto&& make_winner, std::vector<float>* ratios = nullptr,
+                          std::pair<float, float>* med = nullptr) -> float {
+    float worst = 0.f;
+    for (int pl = 0; pl < kPlacements; ++pl) {
+      std::pair<float, float> md{0.f, 0.f};
+      const float r = paired_ratio(make_default(pl), make_winner(pl), 15, &md);
+      if (ratios) ratios->push_back(r);
+      if (pl == 0 || r > worst) {
+        worst = r;
+        if (med) *med = md;
+      }
+    }
+    return worst;
+  };
+  auto ratios_str = [](const std::vector<float>& v) {
+    std::string s;
+    for (float r : v) s += fmt::format("{}{:.3f}", s.empty() ? "" : " ", r);
+    return s;
+  };
+  // x and out at place pl (0: where every other timing runs).
+  auto x_at = [&](int pl) {
+    return reinterpret_cast<const __nv_bfloat16*>(static_cast<const char*>(xbuf) + pl * kPlaceStride);
+  };
+  auto out_at = [&](int pl) { return reinterpret_cast<__nv_bfloat16*>(static_cast<char*>(obuf) + pl * kPlaceStride); };
+  const auto* x = x_at(0);
+  auto* out = out_at(0);
   const float one = 1.f, zero = 0.f;
   int nsets = 0;
   for (int64_t d = 1; d <= 8 && nsets < kRowSets; d *= 2)
     if (d == 1 || (n % (16 * d) == 0 && n / d >= 128)) t->c.rows[nsets++] = n / d;
-  // The default call at mm tokens on rr rows, and algorithm `algo` on problem `pp` (its m and rows), as calls to time.
-  auto default_call = [&](int64_t mm, int64_t rr) {
-    return [&, mm, rr](cudaStream_t s) {
+  // The default call at mm tokens on rr rows, and algorithm `algo` on problem `pp` (its m and rows), as calls to time
+  // (x and out at place pl).
+  auto default_call = [&](int64_t mm, int64_t rr, int pl = 0) {
+    return [&, mm, rr, xp = x_at(pl), op = out_at(pl)](cudaStream_t s) {
       try {
-        launch_vendor(blas, nullptr, W, x, mm, out, rr, k, s);
+        launch_vendor(blas, nullptr, W, xp, mm, op, rr, k, s);
         return true;
       } catch (const Error&) {
         return false;
       }
     };
   };
-  auto algo_call = [&](const LtProblem& pp, const cublasLtMatmulAlgo_t& algo) {
-    return [&, algo](cudaStream_t s) {
-      return cublasLtMatmul(t->lt, pp.op, &one, W, pp.a, x, pp.b, &zero, out, pp.c, out, pp.c, &algo, blas.workspace,
+  auto algo_call = [&](const LtProblem& pp, const cublasLtMatmulAlgo_t& algo, int pl = 0) {
+    return [&, algo, xp = x_at(pl), op = out_at(pl)](cudaStream_t s) {
+      return cublasLtMatmul(t->lt, pp.op, &one, W, pp.a, xp, pp.b, &zero, op, pp.c, op, pp.c, &algo, blas.workspace,
                             blas.bytes, s) == CUBLAS_STATUS_SUCCESS;
     };
   };
@@ -534,9 +571,11 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
                           t->c.us_default[r][b], screened.size());
       std::vector<float> ratios;  // to the default, of screened[0 .. kConfirm)
       for (size_t i = 0; i < std::min<size_t>(kConfirm, screened.size()); ++i) {
-        ratios.push_back(paired_ratio(call_default, call_algo(screened[i].algo)));
-        if (log) fmt::print(stderr, "solgemm tune   {}: screen {:.2f} us, paired ratio {:.3f}\n",
-                            algo_str(screened[i].algo, screened[i].splits), screened[i].us, ratios.back());
+        std::vector<float> at;
+        ratios.push_back(placed_ratio([&](int pl) { return default_call(m, rows, pl); },
+                                      [&](int pl) { return algo_call(p, screened[i].algo, pl); }, &at));
+        if (log) fmt::print(stderr, "solgemm tune   {}: screen {:.2f} us, paired ratio {:.3f} (places: {})\n",
+                            algo_str(screened[i].algo, screened[i].splits), screened[i].us, ratios.back(), ratios_str(at));
       }
       // Finalists: better than the default by more than 2%; those within 5% of the best then meet the one kept so
       // far head to head in 31 interleaved pairs (tune_choice.hpp; perf-notes step 134: the pooler at m = 256 kept
@@ -558,11 +597,15 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
         const int64_t from = tune_choice::serve_from(tune_choice::serve_points(b), m, 1.02f, [&](int64_t mp) {
           const LtProblem pp(rows, mp, k);
           std::pair<float, float> med{0.f, 0.f};
-          const float ratio =
-              fits(pp, algo) ? paired_ratio(default_call(mp, rows), algo_call(pp, algo), 15, &med) : kNever;
+          std::vector<float> at;
+          const float ratio = fits(pp, algo) ? placed_ratio([&](int pl) { return default_call(mp, rows, pl); },
+                                                            [&](int pl) { return algo_call(pp, algo, pl); }, &at, &med)
+                                             : kNever;
           low_ratio = ratio;  // (the last tried: where the run from the top broke, or the low end)
-          if (log) fmt::print(stderr, "solgemm tune   {} at m {}: paired ratio {:.3f} (medians: default {:.2f} us, choice {:.2f})\n",
-                              algo_str(algo, screened[static_cast<size_t>(kept)].splits), mp, ratio, med.first, med.second);
+          if (log) fmt::print(stderr, "solgemm tune   {} at m {}: paired ratio {:.3f} (places: {}; the worst's medians: "
+                              "default {:.2f} us, choice {:.2f})\n",
+                              algo_str(algo, screened[static_cast<size_t>(kept)].splits), mp, ratio, ratios_str(at),
+                              med.first, med.second);
           return ratio;
         });
         t->c.from_m[r][b] = static_cast<int32_t>(from);
