@@ -6,7 +6,9 @@
 // LT_FROM_M=M builds the configurations on the heuristic's first algorithm at M instead (the vendor tuner builds its
 // choice at the bucket's top and runs it below; perf-notes step 190). LT_OFFSETS=0,256,65536 (bytes) times every
 // configuration and the default once per offset of x and out from their allocations (does a configuration's time
-// depend on where x and out lie? step 190's two modes).
+// depend on where x and out lie? step 190's two modes). LT_JUDGE_X=1: x as the judge draws it (gen.hpp, seed 0: every
+// 8th row a probe row of one nonzero); LT_JUDGE_W=L: the weights as the judge's default generator draws layer L's (seed 0;
+// L = 2: the pooler) (does the data move a configuration's time? perf-notes step 195).
 // Usage: LT_PAIR=17/1,125/0 [LT_FLUSH_MB=512] [LT_FROM_M=128] [LT_OFFSETS=0,4096] lt_pair [m=256] [rows=4096] [k=8192]
 //        [rounds=150]
 #include <cublasLt.h>
@@ -23,7 +25,26 @@
 #include "bench_data.cuh"
 #include "bench_util.cuh"
 #include "lt_bench.cuh"
+#include "gen.hpp"
 #include "kernels/graph_capture.hpp"
+
+namespace {
+namespace gen = solgemm::judge::gen;
+__global__ void judge_x(uint16_t* x, int64_t m, int64_t k) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < m * k;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    x[i] = gen::x_bits(0, k, i / k, i % k);
+}
+__global__ void judge_w(uint16_t* w, int64_t n, int64_t k, uint32_t layer) {
+  gen::WeightSpec spec;
+  spec.kind = gen::Kind::normal;
+  spec.layer = layer;
+  spec.k = k;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n * k;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    w[i] = static_cast<uint16_t>(gen::weight_bits(spec, i / k, i % k) >> 16);
+}
+}  // namespace
 
 int main(int argc, char** argv) {
   const int m = argc > 1 ? std::atoi(argv[1]) : 256;
@@ -47,9 +68,17 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&w, n * k * 2));
   CK(cudaMalloc(&x0, m * k * 2 + max_off));
   CK(cudaMalloc(&out0, m * n * 2 + max_off));
-  bench::gen_bf16<<<1024, 256>>>(w, n * k, 7, 0.02f);
-  for (size_t off : offsets)
-    bench::gen_bf16<<<1024, 256>>>(reinterpret_cast<__nv_bfloat16*>(reinterpret_cast<char*>(x0) + off), m * k, 12345, 1.0f);
+  if (const char* jw = std::getenv("LT_JUDGE_W"))
+    judge_w<<<1024, 256>>>(reinterpret_cast<uint16_t*>(w), n, k, static_cast<uint32_t>(std::atoi(jw)));
+  else
+    bench::gen_bf16<<<1024, 256>>>(w, n * k, 7, 0.02f);
+  for (size_t off : offsets) {
+    auto* xo = reinterpret_cast<__nv_bfloat16*>(reinterpret_cast<char*>(x0) + off);
+    if (std::getenv("LT_JUDGE_X"))
+      judge_x<<<1024, 256>>>(reinterpret_cast<uint16_t*>(xo), m, k);
+    else
+      bench::gen_bf16<<<1024, 256>>>(xo, m * k, 12345, 1.0f);
+  }
   CK(cudaDeviceSynchronize());
   const float one = 1.f, zero = 0.f;
   std::vector<std::string> names;
