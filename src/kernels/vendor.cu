@@ -219,9 +219,9 @@ std::string tune_key(int dev, int64_t n, int64_t k, size_t ws) {
 // every bucket and row set, each captured into a graph, plus split-K variants (2 .. 16 splits, FP32 partials
 // reduced out of place in a fixed order: deterministic) of the first three candidates. The five fastest
 // candidates (medians of 9) are timed again against the default in 15 interleaved pairs each at each of kPlacements
-// places of x and out (the worst place's ratio counts); those that beat it by more than 2% are finalists (perf-notes step 54: the screen's single fastest was often a lucky draw, which made the
-// choice differ from one prepare to the next), and the finalists within 5% of the best ratio meet head to head
-// (step 134).
+// places of x and out (the worst place's ratio counts); those that beat it by more than 2% are finalists (perf-notes
+// step 54: the screen's single fastest was often a lucky draw, which made the choice differ from one prepare to the
+// next), and the finalists within 5% of the best ratio meet head to head (step 134).
 std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_t n, int64_t k, cudaStream_t stream,
                                          const std::string& tune_file) {
   auto t = std::make_shared<VendorTable>();
