@@ -575,7 +575,8 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
         ratios.push_back(placed_ratio([&](int pl) { return default_call(m, rows, pl); },
                                       [&](int pl) { return algo_call(p, screened[i].algo, pl); }, &at));
         if (log) fmt::print(stderr, "solgemm tune   {}: screen {:.2f} us, paired ratio {:.3f} (places: {})\n",
-                            algo_str(screened[i].algo, screened[i].splits), screened[i].us, ratios.back(), ratios_str(at));
+                            algo_str(screened[i].algo, screened[i].splits), screened[i].us, ratios.back(),
+                            ratios_str(at));
       }
       // Finalists: better than the default by more than 2%; those within 5% of the best then meet the one kept so
       // far head to head in 31 interleaved pairs (tune_choice.hpp; perf-notes step 134: the pooler at m = 256 kept
@@ -602,8 +603,9 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
                                                             [&](int pl) { return algo_call(pp, algo, pl); }, &at, &med)
                                              : kNever;
           low_ratio = ratio;  // (the last tried: where the run from the top broke, or the low end)
-          if (log) fmt::print(stderr, "solgemm tune   {} at m {}: paired ratio {:.3f} (places: {}; the worst's medians: "
-                              "default {:.2f} us, choice {:.2f})\n",
+          if (log) fmt::print(stderr,
+                              "solgemm tune   {} at m {}: paired ratio {:.3f} (places: {}; the worst's medians: default "
+                              "{:.2f} us, choice {:.2f})\n",
                               algo_str(algo, screened[static_cast<size_t>(kept)].splits), mp, ratio, ratios_str(at),
                               med.first, med.second);
           return ratio;
