@@ -604,8 +604,8 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
                                              : kNever;
           low_ratio = ratio;  // (the last tried: where the run from the top broke, or the low end)
           if (log) fmt::print(stderr,
-                              "solgemm tune   {} at m {}: paired ratio {:.3f} (places: {}; the worst's medians: default "
-                              "{:.2f} us, choice {:.2f})\n",
+                              "solgemm tune   {} at m {}: paired ratio {:.3f} (places: {}; the worst's medians: "
+                              "default {:.2f} us, choice {:.2f})\n",
                               algo_str(algo, screened[static_cast<size_t>(kept)].splits), mp, ratio, ratios_str(at),
                               med.first, med.second);
           return ratio;
