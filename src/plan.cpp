@@ -117,7 +117,7 @@ constexpr Tuned kTunedPacked[] = {
     {1024, 4096, {8, 2, 4, 2}, "unpooler slice: 2 row tiles x 4 k warps x K/8 per CTA, 256 CTAs (2 per SM), 8-way split as clusters of 8"},
 };
 constexpr Tuned kTunedHiLo[] = {
-    {256, 8192, {8, 1, 4, 4}, "router: 1 row tile x 4 k warps x 4 groups per CTA, K / 8 per CTA, 128 CTAs of 5 warps: the 8 splits of a tile reduce as one cluster through distributed shared memory (the K order of every router layout up to 64 tokens; tune_plan, docs/results/tuning/)"},
+    {256, 8192, {16, 3, 2, 4}, "router: 3 row tiles x 2 k warps x 4 groups per CTA, K / 16 per CTA, 96 CTAs (6 row blocks, the last of 1 tile) of 7 warps: the 16 splits of a tile reduce as one cluster of 16 through distributed shared memory (the K order of every router-family layout of this shape, 7..32 tokens; tune_plan, perf-notes step 199: 5.54-5.76 us at m = 7 / 8 against 5.79-5.92 for the 8-way 1-row-tile layout before)"},
 };
 
 template <size_t N>
@@ -300,13 +300,14 @@ struct HiLoVerify {
 // tokens every layout sums K in one order (8 splits x 4 k warps x 4 groups, as the m <= 8 layout): rows are batch
 // invariant over 1..32 tokens (and, on the wide family, over 33..256).
 constexpr HiLoVerify kHiLoVerify[] = {
-    {256, 8192, 9, 16, {8, 2, 4, 4}, 2,
-     "router 9 <= m <= 16: 2 row tiles x 4 k warps, K/8 per CTA, 64 CTAs as clusters of 8 (tune_plan: 5.92 us at "
-     "m = 16 against 6.37 for the m <= 8 layout; cuBLAS hi + lo 14.0)"},
-    {256, 8192, 17, 32, {8, 2, 4, 4}, 4,
-     "router 17 <= m <= 32: 2 row tiles x 4 k warps, K/8 per CTA, 64 CTAs as clusters of 8, each warp's first group "
-     "at entry (tune_plan after the relaxed cluster arrive, perf-notes step 117: 6.66 us at m = 32 against 7.07-7.14 "
-     "for 1 row tile per CTA; cuBLAS hi + lo 14.9)"},
+    {256, 8192, 9, 16, {16, 3, 2, 4}, 2,
+     "router 9 <= m <= 16: 3 row tiles x 2 k warps, K/16 per CTA, 96 CTAs as 6 clusters of 16 (tune_plan, perf-notes "
+     "step 199, two runs: 5.63 / 5.76-5.86 us at m = 12 / 16 against 5.98-6.08 / 6.08-6.14 for 2 row tiles x 4 k warps "
+     "x K/8 before; cuBLAS hi + lo 14.3)"},
+    {256, 8192, 17, 32, {16, 3, 2, 4}, 4,
+     "router 17 <= m <= 32: 3 row tiles x 2 k warps, K/16 per CTA, 96 CTAs as 6 clusters of 16 (tune_plan, perf-notes "
+     "step 199, two runs: 6.94-7.04 / 6.91-6.94 / 7.01-7.04 us at m = 20 / 24 / 32, a tie with 2 row tiles x 4 k warps "
+     "x K/8 before: one K order over 7..32; cuBLAS hi + lo 14.9)"},
 };
 // Verify batches of these shapes go to the wide family's hi + lo source (plan_wide_hilo; tune_plan).
 struct HiLoWide {

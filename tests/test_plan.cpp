@@ -117,7 +117,7 @@ TEST(Plan, RouterRanges) {
     int64_t lo, hi;
     int cs, rt_cta, wk, gpw, max_tiles;
   };
-  const Range ranges[] = {{7, 8, 8, 1, 4, 4, 1}, {9, 16, 8, 2, 4, 4, 2}, {17, 32, 8, 2, 4, 4, 4}};
+  const Range ranges[] = {{7, 8, 16, 3, 2, 4, 1}, {9, 16, 16, 3, 2, 4, 2}, {17, 32, 16, 3, 2, 4, 4}};
   // 1..6 tokens: the simt family (FP32 weights as they are, no split K), one layout
   for (int64_t m = 1; m <= 6; ++m) {
     const auto p = solgemm::select_plan(router, m);
@@ -157,8 +157,8 @@ TEST(Plan, RouterRanges) {
   // Forcing the family keeps the m <= 8 layout at every m (one K order for all m: the tests' batch invariance).
   for (int64_t m : {1, 64, 256, 4096}) {
     const auto p = solgemm::select_plan(router, m, solgemm::Kernel::router);
-    EXPECT_EQ(p.cfg.split_k, 8);
-    EXPECT_EQ(p.cfg.wk, 4);
+    EXPECT_EQ(p.cfg.split_k, 16);
+    EXPECT_EQ(p.cfg.wk, 2);
     EXPECT_EQ(p.cfg.gpw, 4);
   }
 }
