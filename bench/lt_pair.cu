@@ -93,6 +93,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::vector<cublasLtMatmulAlgo_t> algos;
+  std::vector<std::string> algo_names;
   algos.reserve(16);
   for (const char* p = spec; *p;) {
     const unsigned tile = static_cast<unsigned>(std::atoi(p));
@@ -114,6 +115,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     algos.push_back(a);
+    algo_names.push_back("tile " + std::to_string(tile) + "/" + std::to_string(custom));
     const char* comma = std::strchr(p, ',');
     if (!comma) break;
     p = comma + 1;
@@ -125,17 +127,13 @@ int main(int argc, char** argv) {
     const std::string at = offsets.size() > 1 ? " @" + std::to_string(off) : "";
     graphs.push_back(graph_of([&, x, out] { return blas.gemm_default(n, m, k, w, x, out); }));
     names.push_back("cublasGemmEx default" + at);
-    for (const cublasLtMatmulAlgo_t& a : algos) {
-      const cublasLtMatmulAlgo_t* ap = &a;
+    for (size_t ai = 0; ai < algos.size(); ++ai) {
+      const cublasLtMatmulAlgo_t* ap = &algos[ai];
       graphs.push_back(graph_of([&, ap, x, out] {
         return cublasLtMatmul(blas.lt, prob.op, &one, w, prob.a, x, prob.b, &zero, out, prob.c, out, prob.c, ap, blas.ws,
                               blas.ws_bytes, tm.s) == CUBLAS_STATUS_SUCCESS;
       }));
-      uint32_t tile = 0, custom = 0;
-      size_t wr = 0;
-      cublasLtMatmulAlgoConfigGetAttribute(ap, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof(tile), &wr);
-      cublasLtMatmulAlgoConfigGetAttribute(ap, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, &custom, sizeof(custom), &wr);
-      names.push_back("tile " + std::to_string(tile) + "/" + std::to_string(custom) + at);
+      names.push_back(algo_names[ai] + at);
     }
   }
   const size_t g = graphs.size();

@@ -117,7 +117,12 @@ constexpr Tuned kTunedPacked[] = {
     {1024, 4096, {8, 2, 4, 2}, "unpooler slice: 2 row tiles x 4 k warps x K/8 per CTA, 256 CTAs (2 per SM), 8-way split as clusters of 8"},
 };
 constexpr Tuned kTunedHiLo[] = {
-    {256, 8192, {16, 3, 2, 4}, "router: 3 row tiles x 2 k warps x 4 groups per CTA, K / 16 per CTA, 96 CTAs (6 row blocks, the last of 1 tile) of 7 warps: the 16 splits of a tile reduce as one cluster of 16 through distributed shared memory (the K order of every router-family layout of this shape, 7..32 tokens; tune_plan, perf-notes step 199: 5.54-5.76 us at m = 7 / 8 against 5.79-5.92 for the 8-way 1-row-tile layout before)"},
+    {256, 8192, {16, 3, 2, 4},
+     "router: 3 row tiles x 2 k warps x 4 groups per CTA, K / 16 per CTA, 96 CTAs (6 row blocks, the last of 1 tile) of "
+     "7 warps: the 16 splits of a tile reduce as one cluster of 16 through distributed shared memory; one layout and one "
+     "K order at every m (tune_plan, perf-notes step 199, two runs: 5.54-5.76 / 5.63 / 5.76-5.86 / 7.01-7.04 us at m = "
+     "7-8 / 12 / 16 / 32 against 5.79-5.92 / 5.98-6.08 / 6.08-6.14 / 7.01-7.04 for the 8-way layouts before; cuBLAS "
+     "hi + lo 14.1-14.9)"},
 };
 
 template <size_t N>
@@ -283,32 +288,11 @@ Kernel kernel_from_string(const std::string& name) {
 }
 
 // The router family wins up to this many tokens on any shape (6-13 us against cuBLAS SGEMM's 10-26 at
-// m <= 32). A shape listed in kHiLoVerify takes the layout listed for its m (more row tiles per CTA: each
-// weight byte is re-read from L2 once per token chunk, by fewer CTAs); past kRouterFamilyMaxM the rest takes
-// the vendor family's two BF16 tensor-core GEMMs (hi, lo), except the shapes of kHiLoWide (the wide family's hi +
-// lo source). Rows of one call are batch invariant inside one range (m <= 32, or one kHiLoVerify entry), not
-// across them, unless the layouts share the K order (the 256 x 8192 layouts up to 32 tokens: 8 splits x 4 k warps
-// x 4 groups, only the row tiles per CTA differ).
+// m <= 32), with the shape's layout (kTunedHiLo, else auto_layout) at every m and n_tiles by m: one K order, so rows of
+// one call are batch invariant over the range (the tuned 256 x 8192 shape: 7..32, its 1..6 tokens on the simt family).
+// Past kRouterFamilyMaxM the rest takes the vendor family's two BF16 tensor-core GEMMs (hi, lo), except the shapes of
+// kHiLoWide (the wide family's hi + lo source).
 constexpr int64_t kRouterFamilyMaxM = 32;
-struct HiLoVerify {
-  int64_t rows, k, min_m, max_m;
-  Layout layout;
-  int n_tiles;
-  const char* why;
-};
-// Measured with bench/tune_plan (docs/results/tuning/; cuBLAS hi + lo = the vendor path in the same run). Up to 32
-// tokens every layout sums K in one order (8 splits x 4 k warps x 4 groups, as the m <= 8 layout): rows are batch
-// invariant over 1..32 tokens (and, on the wide family, over 33..256).
-constexpr HiLoVerify kHiLoVerify[] = {
-    {256, 8192, 9, 16, {16, 3, 2, 4}, 2,
-     "router 9 <= m <= 16: 3 row tiles x 2 k warps, K/16 per CTA, 96 CTAs as 6 clusters of 16 (tune_plan, perf-notes "
-     "step 199, two runs: 5.63 / 5.76-5.86 us at m = 12 / 16 against 5.98-6.08 / 6.08-6.14 for 2 row tiles x 4 k warps "
-     "x K/8 before; cuBLAS hi + lo 14.3)"},
-    {256, 8192, 17, 32, {16, 3, 2, 4}, 4,
-     "router 17 <= m <= 32: 3 row tiles x 2 k warps, K/16 per CTA, 96 CTAs as 6 clusters of 16 (tune_plan, perf-notes "
-     "step 199, two runs: 6.94-7.04 / 6.91-6.94 / 7.01-7.04 us at m = 20 / 24 / 32, a tie with 2 row tiles x 4 k warps "
-     "x K/8 before: one K order over 7..32; cuBLAS hi + lo 14.9)"},
-};
 // Verify batches of these shapes go to the wide family's hi + lo source (plan_wide_hilo; tune_plan).
 struct HiLoWide {
   int64_t rows, k, min_m, max_m;
@@ -466,14 +450,6 @@ Plan select_plan(const Shape& s, int64_t m, const ExceptionLoad& exc) {
       return p;
     }
     case Storage::hilo:
-      for (const HiLoVerify& v : kHiLoVerify)
-        if (v.rows == s.rows && v.k == s.k && m >= v.min_m && m <= v.max_m) {
-          Plan p;
-          p.kernel = Kernel::router;
-          p.cfg = make_config(v.layout, v.n_tiles);
-          p.why = fmt::format("hi + lo; {}", v.why);
-          return p;
-        }
       for (const HiLoWide& v : kHiLoWide)
         if (v.rows == s.rows && v.k == s.k && m >= v.min_m && m <= v.max_m) {
           Plan p = plan_wide_hilo(s, m);

@@ -63,7 +63,7 @@ void check_router(const Case& c, uint64_t seed, const std::string& family) {
   Dev<uint32_t> out(total);
   // Through the plan, m > 32 runs other layouts or cuBLAS (hi, lo GEMMs, its own FP32 accumulation order: the
   // bound there is the issue's, 2e-5): batch invariance is checked inside the m <= 32 range (the tuned 256 x 8192
-  // shape's router layouts share one K order: src/plan.cpp, kHiLoVerify), and inside its wide range 33..256 (one
+  // shape's router family runs one layout: src/plan.cpp, kTunedHiLo), and inside its wide range 33..256 (one
   // split, 64-, 128- or 256-token CTAs). A forced family is checked over every m.
   const bool plan_mode = family.empty();
   const int64_t invariant_max = 32;
