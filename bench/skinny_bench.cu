@@ -19,8 +19,7 @@
 // plan and candidate rows the library's), "-S<n>" (ring depth capped at n stages), "-nowait" (the compute alone:
 // the loop does not wait for its stages; wrong results), "-iadd" (the 12-bit decode in the true domain, an IADD
 // per register, as before perf-notes step 42); router: "-notail", "-nomma",
-// "-stream"; "-lasttail": the split-K tail summed by each tile's last arrival alone (before session 10); "-noxg": the
-// library kernel whose x-ring exception warp has no gather buffer (x of each chunk into registers, before step 200).
+// "-stream"; "-lasttail": the split-K tail summed by each tile's last arrival alone (before session 10).
 // "timeline" rows: per-CTA %globaltimer stamps (Timer::timeline), plan layout with and without exceptions, and without
 // the loop stamp ("-noloopstamp", perf-notes step 119).
 // Usage: skinny_bench [reps=100] [diag|-] [m list, e.g. 1,8,16,32]; SKINNY_ONLY=<shape> runs that shape alone,
@@ -498,22 +497,17 @@ int main(int argc, char** argv) {
                                                       {"-iadd", 16384}, {"-nowait-iadd", 8192 | 16384},
                                                       {"-nod0", 32}, {"-lasttail", 1 << 20},
                                                       {"-noxbox", 128 | solgemm::kernels::family::kNoXBox},
-                                                      {"-benchk-excnox", 128 | solgemm::kernels::family::kExcNoX},
-                                                      {"-noxg", 1 << 21}};
+                                                      {"-benchk-excnox", 128 | solgemm::kernels::family::kExcNoX}};
       for (const auto& [suffix, dg] : variants) {
         if (quick && dg != 0 && dg != 3 && dg != 8192 && dg != 16384 && dg != (8192 | 16384) && dg != 32 &&
             dg != (1 << 20) && dg != 128 && dg != (128 | (1 << 27)) && dg != (128 | solgemm::kernels::family::kNoXBox) &&
-            dg != (128 | solgemm::kernels::family::kExcNoX) && dg != (1 << 21))
+            dg != (128 | solgemm::kernels::family::kExcNoX))
           continue;
         solgemm::kernels::PackedView vd = v;
         if (dg == 0 || (dg & (1 << 27))) vd.exc_off = d_zero;  // (1 << 27: bench-side only, the tables emptied)
         vd.diag = dg & ~(16 | 32 | (1 << 27));
         vd.no_cluster = dg == 16;
         vd.no_direct0 = dg == 32;  // (32: the library kernel with the ring carrying every group, perf-notes step 49)
-        if (dg == (1 << 21)) {  // the library kernel without the x ring's exception gather buffer (before step 200)
-          vd.diag = 0;
-          vd.no_xgather = true;
-        }
         if (dg == (1 << 20)) {  // the library kernel with the last-arrival split-K tail (before session 10)
           vd.diag = 0;
           vd.split.cnt64 = nullptr;

@@ -3,8 +3,7 @@
 // 2-CTA variant, x staged or through the ring), fits a ring of at least 3 stages, or all of its groups, in its
 // variant's budget (perf-notes step 131: the pooler's x-ring layout ran 2.2 us slower on 2 stages than on 3), and two
 // figures the GPU showed: the pooler's 2 x 8 x 16 layout at 32 tokens reserves 214.4 KB (ncu, perf-notes step 131) and
-// the unpooler's 2 x 4 x 16 layout at 32 tokens holds 3 stages in the 2-CTA variant (step 131); the x ring's exception
-// gather buffer (step 200) takes only what the ring leaves over.
+// the unpooler's 2 x 4 x 16 layout at 32 tokens holds 3 stages in the 2-CTA variant (step 131).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -34,11 +33,10 @@ Taken take_nt(const fam::Args& a) {
 }
 
 // The variant, x path and shared memory a 12-bit skinny launch of `cfg` takes (as skinny_dispatch and skinny_nt do).
-Taken take(const solgemm::Config& cfg, int64_t rows, int64_t k, int64_t m, bool no_xgather = false) {
+Taken take(const solgemm::Config& cfg, int64_t rows, int64_t k, int64_t m) {
   const int64_t k_groups = (k + 63) / 64;
   alignas(16) static const __nv_bfloat16 x_aligned[8] = {};  // (never read: only its 16-byte alignment matters)
   fam::Args a = fam::make_args("test", cfg, x_aligned, nullptr, m, rows, k, k_groups, solgemm::kernels::SplitWs{});
-  a.xg_none = no_xgather ? 1 : 0;
   switch (cfg.n_tiles) {
     case 1: return take_nt<1>(a);
     case 2: return take_nt<2>(a);
@@ -63,15 +61,6 @@ TEST(SkinnySmem, PlanLayoutsHoldThreeStages) {
                    (t.xr ? " x ring" : " x staged"));
       EXPECT_LE(t.p.smem, t.p.budget);
       if (plan.cfg.gpw > 1) EXPECT_GE(t.p.stages, std::min(3, plan.cfg.gpw - t.p.direct0));
-      // the x ring's exception gather buffer (perf-notes step 200) takes only what the ring leaves: the same stages as
-      // without it; whole chunks of 32 entries, at most 4, and only with the x ring
-      const Taken g = take(plan.cfg, l.rows, l.k, m, /*no_xgather=*/true);
-      EXPECT_EQ(g.p.stages, t.p.stages);
-      EXPECT_EQ(g.p.xg_cap, 0);
-      EXPECT_EQ(t.p.xg_cap % 32, 0);
-      EXPECT_LE(t.p.xg_cap, 128);
-      if (!t.xr) EXPECT_EQ(t.p.xg_cap, 0);
-      if (t.p.xg_cap > 0) EXPECT_EQ(t.p.xg_off, g.p.smem);
       ++checked;
     }
   }
@@ -84,21 +73,12 @@ TEST(SkinnySmem, FiguresTheGpuShowed) {
   EXPECT_FALSE(p.two);
   EXPECT_TRUE(p.xr);
   EXPECT_EQ(p.p.stages, 3);
-  EXPECT_EQ(p.p.xg_off, 214400u);  // (the exception warp's x gather buffer after it, step 200: 4 chunks of 32 entries)
-  EXPECT_EQ(p.p.xg_cap, 128);
-  EXPECT_EQ(p.p.smem, 214400u + 128u * 32 * 4);
+  EXPECT_EQ(p.p.smem, 214400u);
   // the unpooler at 32 tokens: cs1 / rt2 / wk4 / g16, 2 CTAs per SM, x through the ring, 3 stages
   const Taken u = take(solgemm::layout_config(1, 2, 4, 16, 4), 8192, 4096, 32);
   EXPECT_TRUE(u.two);
   EXPECT_TRUE(u.xr);
   EXPECT_EQ(u.p.stages, 3);
-  EXPECT_EQ(u.p.xg_cap, 0);  // (3712 bytes left: less than one chunk's 4 KB of x at 32 tokens)
-  // the pooler at 16 tokens (the plan's 1 x 8 x 16, 2 CTAs per SM, x ring, 3 stages): the gather buffer's 4 chunks fit
-  const Taken p16 = take(solgemm::layout_config(1, 1, 8, 16, 2), 4096, 8192, 16);
-  EXPECT_TRUE(p16.two);
-  EXPECT_TRUE(p16.xr);
-  EXPECT_EQ(p16.p.stages, 3);
-  EXPECT_EQ(p16.p.xg_cap, 128);
   // the pooler's 1 x 8 x 16 layout at 32 tokens in the 2-CTA variant: one stage (why its 17..32 row stays at 2 x 8 x 16)
   const Taken q = take(solgemm::layout_config(1, 1, 8, 16, 4), 4096, 8192, 32);
   EXPECT_TRUE(q.two);

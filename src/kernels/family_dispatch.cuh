@@ -30,7 +30,6 @@ inline void apply_bench_knobs(Args& a, const View& w) {
   if constexpr (std::is_same_v<View, PackedView>) {
     a.xring_req = w.xring;
     a.xbox_req = w.xbox;
-    a.xg_none = w.no_xgather ? 1 : 0;
   }
 }
 

@@ -144,7 +144,6 @@ struct PackedView {
   int max_stages = 0;                // bench only: ring depth cap if > 0
   bool no_cluster = false;           // bench only: never reduce split K through a cluster
   bool no_direct0 = false;           // bench only: the ring carries every group (skinny_family.cuh Args::direct0)
-  bool no_xgather = false;           // bench only: the x ring's exception warp without its gather buffer (Args::xg_none)
   int xring = 0;                     // x through the ring (skinny_family.cuh use_xring): 0 = the launcher's rule,
                                      // 1 = wherever it applies, -1 = never (bench A/B)
   int xbox = 0;                      // the x ring's boxes (family_dispatch.cuh; bench A/B): 0 = the launcher's rule,

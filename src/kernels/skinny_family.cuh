@@ -75,8 +75,6 @@ struct Args {
   const uint32_t* exc_blk = nullptr; // Dec12: the block index of every entry (format::exception_blocks)
   float exc_p = 0.f;                 // Dec12: the placeholder's true value, 2^(base - 112)
   int dl_off = 0;                    // Dec12: shared-memory offset of the corrections (dp, dw: 2 x tile floats)
-  int xg_off = 0, xg_cap = 0;        // Dec12, x ring: the exception warp's x gather buffer (offset; entries, 0 = none)
-  int xg_none = 0;                   // bench: 1 = no gather buffer (x of each chunk into registers, before step 200)
   uint32_t base_add = 0;             // (base << 7) * 0x10001 (Dec12, true domain: bench diag & 16384 only)
   uint32_t dec_or = 0;               // Dec12 coded domain (decode.hpp): coded_or(A), A = base rounded up to 16
   float out_scale = 1.f;             // 2^-d: the coded sums -> true sums (exact, a power of two)
@@ -323,11 +321,6 @@ __host__ __device__ constexpr size_t x_smem_bytes(int k_cta, int m) {
 __device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, int src_bytes) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
 }
-// 4 bytes (4-byte aligned source), through L1 (the exception warp's x gather: x is small and read again)
-__device__ __forceinline__ void cp_async4(uint32_t dst, const void* src) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src) : "memory");
-}
-__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
 // Release a ring slot that this warp read with generic-proxy loads (ld.shared, ldmatrix) to the producer, whose next
 // copies into it are async-proxy writes (cp.async.bulk, TMA). The PTX memory model orders a generic-proxy access before
 // a later async-proxy access of the same location only through fence.proxy.async; without it ptxas issued the arrive
@@ -456,13 +449,9 @@ __device__ __forceinline__ ExcBounds exception_bounds(const Args& a, int rblock,
 // per dependent trip, perf-notes step 189), so the trips are few: the entries of kExcBatch chunks are requested
 // together, and where the CTA stages x of its k range in shared memory (kXS: every kernel without the x ring) the x
 // values come from there (after x has landed: bar 1 with the compute warps, or the x phases' mbarriers), so a batch
-// costs one trip; with the x ring they come from global memory: where the CTA has a gather buffer (Args::xg_cap: the
-// shared memory the ring leaves over), the x values of a whole batch are copied into it by 4-byte cp.async (the
-// aligned pair holding the entry's column), one more trip per batch (perf-notes step 200); else one chunk at a time
-// into registers, one more trip per chunk. The same FMAs in the same order either way: bitwise the same output.
-// kXS: the compute warps must not overwrite x (region 0) with their partials before this warp is done: it arrives on
-// bar kExcDoneBar at its end.
-constexpr int kExcBatch = 4;
+// costs one trip; with the x ring they come from global memory, one more trip per chunk. kXS: the compute warps must
+// not overwrite x (region 0) with their partials before this warp is done: it arrives on bar kExcDoneBar at its end.
+constexpr int kExcBatch = 4;  // (x from global memory: one chunk at a time, its entries then its x values, as before step 189)
 constexpr int kExcDoneBar = 3;  // (named barriers: 1 x staged, 2 a bench diagnostic)
 template <int NT, bool kSeq, bool kXS>
 __device__ __forceinline__ void exception_warp(const Args& a, uint8_t* smem, ExcBounds eb, int rblock, int crank,
@@ -490,23 +479,15 @@ __device__ __forceinline__ void exception_warp(const Args& a, uint8_t* smem, Exc
   const uint16_t* x16 = reinterpret_cast<const uint16_t*>(a.x);
   const uint16_t* xs = reinterpret_cast<const uint16_t*>(smem);  // (kXS: token row t at t xs_stride, k from k_lo)
   const float np = -a.exc_p;
-  const uint32_t* xgw = reinterpret_cast<const uint32_t*>(smem + a.xg_off);
-  // The batches of kB chunks (xg: x gathered into shared memory, xg_cap / 32 chunks a batch), one instantiation per
-  // form, so that each keeps its own registers (the register form with kB = 1 as before step 200: the x-ring kernels
-  // at n_tiles 1-2 have 64)
-  auto batches = [&](auto kBc, auto xgc) {
-  constexpr int kB = decltype(kBc)::value;
-  constexpr bool xg = decltype(xgc)::value;
-  const int nb = xg ? a.xg_cap / 32 : kB;
   bool x_here = !kXS;  // (kXS: at least one pass, whose x wait pairs with the compute warps' bar 1 even without entries)
-  for (int c0 = 0; c0 < total || !x_here; c0 += 32 * nb) {
+  constexpr int kB = kXS ? kExcBatch : 1;
+  for (int c0 = 0; c0 < total || !x_here; c0 += 32 * kB) {
     // The batch's entries, requested together: entry i = c0 + 32 u + lane, of row tile j[u].
     uint32_t ev[kB], bv[kB];
     int jv[kB];
 #pragma unroll
     for (int u = 0; u < kB; ++u) {
       const int i = c0 + 32 * u + lane;
-      if (u >= nb) break;
       int j = 0;  // entry i's row tile: the last j whose first entry is <= i
       for (int jj = 1; jj < a.rt_cta; ++jj)
         if (__shfl_sync(0xFFFFFFFFu, first, jj) <= i) j = jj;
@@ -529,40 +510,20 @@ __device__ __forceinline__ void exception_warp(const Args& a, uint8_t* smem, Exc
         x_here = true;
       }
     }
-    // entry u's column (-1: none)
-    auto entry_k = [&](int u) {
-      int kk = -1;
-      if (c0 + 32 * u + lane < total) {
-        const int kb = static_cast<int>(bv[u]) - (rt0 + jv[u]) * a.k_blocks;  // k block in its row tile
-        kk = kb * 256 + static_cast<int>((ev[u] >> 16) & 255);
-      }
-      return kk;
-    };
-    if constexpr (xg) {
-      if (!no_x) {  // the batch's x values, token t of entry 32 u + lane at word (32 u + lane) 8 NT + t
-        const uint32_t xg0 = smem_u32(smem + a.xg_off);
-#pragma unroll
-        for (int u = 0; u < kB; ++u) {
-          if (u >= nb || c0 + 32 * u >= total) break;
-          const int kk = entry_k(u);
-          if (kk >= k_lo && kk < k_hi) {
-            for (int t = 0; t < mc; ++t)
-              cp_async4(xg0 + static_cast<uint32_t>(((32 * u + lane) * 8 * NT + t) * 4),
-                        x16 + static_cast<int64_t>(tok0 + t) * a.k + (kk & ~1));
-          }
-        }
-        cp_async_wait_all();
-      }
-    }
 #pragma unroll
     for (int u = 0; u < kB; ++u) {
-      if (u >= nb || c0 + 32 * u >= total) break;
+      if (c0 + 32 * u >= total) break;
+      const int i = c0 + 32 * u + lane, j = jv[u];
       const uint32_t e = ev[u];
-      const int kk = entry_k(u), j = jv[u];
+      int kk = -1;
+      if (i < total) {
+        const int kb = static_cast<int>(bv[u]) - (rt0 + j) * a.k_blocks;  // k block in its row tile
+        kk = kb * 256 + static_cast<int>((e >> 16) & 255);
+      }
       const bool valid = kk >= k_lo && kk < k_hi;
       const int rl = j * 16 + static_cast<int>(e >> 24);  // row in the CTA's block
       float xv[kXS ? 1 : 8 * NT];
-      if constexpr (!kXS && !xg) {
+      if constexpr (!kXS) {
 #pragma unroll
         for (int t = 0; t < 8 * NT; ++t)
           xv[t] = valid && t < mc
@@ -571,12 +532,10 @@ __device__ __forceinline__ void exception_warp(const Args& a, uint8_t* smem, Exc
                                                 << 16))
                       : 0.f;
       }
+      const int kx = kk - k_lo;  // (kXS: the column in shared memory)
       auto xval = [&](int t) {
-        if constexpr (kXS) {  // (the column in shared memory: kk - k_lo)
-          return no_x ? 1.f : __uint_as_float(static_cast<uint32_t>(xs[t * xs_stride + kk - k_lo]) << 16);
-        } else if constexpr (xg) {  // (this entry's words)
-          const uint32_t v = xgw[(32 * u + lane) * 8 * NT + t];
-          return no_x ? 1.f : __uint_as_float((kk & 1) ? (v & 0xFFFF0000u) : (v << 16));
+        if constexpr (kXS) {
+          return no_x ? 1.f : __uint_as_float(static_cast<uint32_t>(xs[t * xs_stride + kx]) << 16);
         } else {
           return xv[t];
         }
@@ -590,11 +549,10 @@ __device__ __forceinline__ void exception_warp(const Args& a, uint8_t* smem, Exc
       // element of (row rl, token 8 nt + 2 u + h): ((rtl NT + nt) 4 + 2 (rr >> 3) + h) 32 + 4 (rr & 7) + u
       const int el0 = ((rl >> 4) * NT * 4 + ((rl & 15) >> 3) * 2) * 32 + (rl & 7) * 4;
       for (int r = 0; r < rounds; ++r) {
-        // (kXS; xg at n_tiles 4) Tokens 8 nt + 2 u + h (u = 0..3) of a row are 4 consecutive floats of dp and dw (above):
-        // one float4 load and store each (perf-notes step 191: the warp is issue-bound). Tokens past m take x = 0: their
-        // elements may turn from -0 to +0, and no store of the tile reads them (valid tokens only); the valid ones get the
-        // same FMAs. (xg at n_tiles 1-2: the element form; the float4 one spills the 64-register kernels there.)
-        if constexpr (kXS || (xg && NT == 4)) {
+        // (kXS) Tokens 8 nt + 2 u + h (u = 0..3) of a row are 4 consecutive floats of dp and dw (above): one float4 load
+        // and store each (perf-notes step 191: the warp is issue-bound). Tokens past m take x = 0: their elements may
+        // turn from -0 to +0, and no store of the tile reads them (valid tokens only); the valid ones get the same FMAs.
+        if constexpr (kXS) {
           if (valid && rank == r) {
 #pragma unroll
             for (int nh = 0; nh < 2 * NT; ++nh) {
@@ -643,14 +601,6 @@ __device__ __forceinline__ void exception_warp(const Args& a, uint8_t* smem, Exc
         __syncwarp();
       }
     }
-  }
-  };
-  if constexpr (kXS) {
-    batches(std::integral_constant<int, kExcBatch>{}, std::false_type{});
-  } else if (a.xg_cap > 0) {
-    batches(std::integral_constant<int, kExcBatch>{}, std::true_type{});
-  } else {
-    batches(std::integral_constant<int, 1>{}, std::false_type{});
   }
   if constexpr (kXS) asm volatile("bar.arrive %0, %1;\n" ::"n"(kExcDoneBar), "r"(nthr_c + 32) : "memory");
   if (trace && lane == 0) stamp(trace, 5);  // (bench timeline: the corrections done)
@@ -1546,16 +1496,9 @@ inline WsNeed ws_need(int m, int rows, int rt_cta, int cs, int nt) {
 // exception warp's corrections. Host arithmetic only (a CPU test checks the plan's layouts against it: at least 3
 // stages, perf-notes step 131); `sms`: the GPU's SMs (the 2-CTA variant's ring shrinks where a grid needs 3-4 CTAs per SM).
 struct SmemPlan {
-  int direct0 = 0, stages = 0, xg_cap = 0;
-  size_t r0 = 0, stage = 0, xstage = 0, budget = 0, xr_off = 0, dl_off = 0, xg_off = 0, smem = 0;
+  int direct0 = 0, stages = 0;
+  size_t r0 = 0, stage = 0, xstage = 0, budget = 0, xr_off = 0, dl_off = 0, smem = 0;
 };
-// (Dec12, x ring) The exception warp's x gather buffer: per entry, 8 NT tokens x 4 bytes (the aligned pair of x
-// values holding the entry's column), for up to kExcBatch chunks of 32 entries; only in the shared memory left over
-// by the ring (never a stage less), else none (perf-notes step 200).
-template <int NT>
-constexpr size_t xg_entry_bytes() {
-  return static_cast<size_t>(8 * NT) * 4;
-}
 template <class Src, int NT, int MAXT, int MINB>
 inline SmemPlan smem_plan(const Args& a, bool xr, int64_t sms) {
   SmemPlan p;
@@ -1595,12 +1538,6 @@ inline SmemPlan smem_plan(const Args& a, bool xr, int64_t sms) {
                        (xr ? xpad + static_cast<size_t>(p.stages) * p.xstage : 0);
   p.dl_off = smem0;  // (a multiple of 16 bytes: every part above is)
   p.smem = smem0 + dlb;
-  if (xr && dlb > 0 && a.xvec && !a.xg_none && p.smem <= p.budget) {  // (xvec: x rows 4-byte aligned too)
-    const size_t chunks = std::min<size_t>(kExcBatch, (p.budget - p.smem) / (32 * xg_entry_bytes<NT>()));
-    p.xg_cap = static_cast<int>(chunks) * 32;
-    p.xg_off = p.smem;
-    p.smem += static_cast<size_t>(p.xg_cap) * xg_entry_bytes<NT>();
-  }
   return p;
 }
 
@@ -1672,8 +1609,6 @@ void launch(Args a, cudaStream_t stream, const CUtensorMap* xmap = nullptr, int*
   a.bar_off = static_cast<int>(sp.r0);
   a.xr_off = static_cast<int>(sp.xr_off);
   a.dl_off = static_cast<int>(sp.dl_off);
-  a.xg_off = static_cast<int>(sp.xg_off);
-  a.xg_cap = sp.xg_cap;
   const size_t r0 = sp.r0, sb = sp.stage, budget = sp.budget, smem = sp.smem;
   const dim3 grid = grid_of(a, NT);
   if (warps < 1 || warps > 31 || (warps + 1 + kExcWarps) * 32 > MAXT || a.cs < 1 || a.cs > 16 || a.gpw < 1 || a.gpw > 112 ||
