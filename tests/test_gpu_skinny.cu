@@ -448,6 +448,24 @@ TEST(Skinny, SplitWorkspaceReuse) {
   cudaStreamDestroy(st);
 }
 
+// `cfg` at m tokens with x through the ring and with x staged (the family's own launcher): bitwise the same outputs
+// where staged x fits beside the ring (*compared set), else only the ring's run (staged x must fail as a bad layout).
+void xring_vs_staged(FamilyCase& fc, const solgemm::Config& cfg, int m, bool* compared) {
+  std::vector<uint16_t> o[2];
+  for (int j = 0; j < 2; ++j) {
+    solgemm::kernels::PackedView v = fc.v;
+    v.xring = j ? 1 : -1;
+    try {
+      ASSERT_NO_FATAL_FAILURE(fc.run(cfg, v, m, j ? "x ring" : "x staged", &o[j]));
+    } catch (const solgemm::Error& e) {  // x staged does not fit beside the ring (what the x ring is for)
+      ASSERT_EQ(j, 0) << e.what();
+      ASSERT_NE(std::string(e.what()).find("bad layout"), std::string::npos) << e.what();
+    }
+  }
+  *compared = !o[0].empty();
+  if (*compared) EXPECT_TRUE(o[0] == o[1]) << "x through the ring differs from x staged";
+}
+
 // x through the ring (skinny_family.cuh kXR, perf-notes step 96) against x staged, on the family's own launcher:
 // bitwise the same outputs (same groups, same order) where staged x fits beside the ring, every output written, the
 // FP64 reference's error, for the plan's no-split layouts, one with a run that is not whole (K = 4160: 65 groups under
@@ -469,18 +487,8 @@ TEST(Skinny, XRingEqualsStagedX) {
     for (int m : {1, 3, 8, 9, 13, 16, 17, 24, 32}) {
       SCOPED_TRACE("m=" + std::to_string(m));
       const solgemm::Config cfg = solgemm::layout_config(s.cs, s.rt, s.wk, s.gpw, m <= 8 ? 1 : m <= 16 ? 2 : 4);
-      std::vector<uint16_t> o[2];
-      for (int j = 0; j < 2; ++j) {
-        solgemm::kernels::PackedView v = fc.v;
-        v.xring = j ? 1 : -1;
-        try {
-          ASSERT_NO_FATAL_FAILURE(fc.run(cfg, v, m, j ? "x ring" : "x staged", &o[j]));
-        } catch (const solgemm::Error& e) {  // x staged does not fit beside the ring (what the x ring is for)
-          ASSERT_EQ(j, 0) << e.what();
-          ASSERT_NE(std::string(e.what()).find("bad layout"), std::string::npos) << e.what();
-        }
-      }
-      if (!o[0].empty()) EXPECT_TRUE(o[0] == o[1]) << "x through the ring differs from x staged";
+      bool compared = false;
+      ASSERT_NO_FATAL_FAILURE(xring_vs_staged(fc, cfg, m, &compared));
     }
   }
 }
@@ -506,21 +514,9 @@ TEST(Skinny, XRingEqualsStagedXManyExceptions) {
     for (int m : {2, 3, 8, 9, 16, 17, 32}) {
       SCOPED_TRACE("m=" + std::to_string(m));
       const solgemm::Config cfg = solgemm::layout_config(1, s.rt, s.wk, s.gpw, m <= 8 ? 1 : m <= 16 ? 2 : 4);
-      std::vector<uint16_t> o[2];
-      for (int j = 0; j < 2; ++j) {
-        solgemm::kernels::PackedView v = fc.v;
-        v.xring = j ? 1 : -1;
-        try {
-          ASSERT_NO_FATAL_FAILURE(fc.run(cfg, v, m, j ? "x ring" : "x staged", &o[j]));
-        } catch (const solgemm::Error& e) {  // x staged does not fit beside the ring (what the x ring is for)
-          ASSERT_EQ(j, 0) << e.what();
-          ASSERT_NE(std::string(e.what()).find("bad layout"), std::string::npos) << e.what();
-        }
-      }
-      if (!o[0].empty()) {
-        EXPECT_TRUE(o[0] == o[1]) << "x through the ring differs from x staged";
-        ++compared;
-      }
+      bool here = false;
+      ASSERT_NO_FATAL_FAILURE(xring_vs_staged(fc, cfg, m, &here));
+      compared += here ? 1 : 0;
     }
     EXPECT_GT(compared, 0) << "no m where staged x fits: nothing compared";
   }
