@@ -320,22 +320,27 @@ constexpr SkinnyWin kSkinnyWins[] = {
     {2304, 8192, 1, 4, {8, 5, 1, 16},
      "qkv_gate m<=4: 5 row tiles x 1 k warp x 16 groups per CTA, 232 CTAs (29 row blocks, the last of 4 tiles; at most "
      "160 groups per SM against 192 for 6 row tiles), 8-way split-K as clusters of 8; the K order of 17..32 (8 slices of "
-     "16 groups in sequence), not that of 9..16 (perf-notes step 202; tune_plan, step 196: 10.46 us at m = 1 against "
+     "16 groups in sequence) (perf-notes steps 202, 203; tune_plan, step 196: 10.46 us at m = 1 against "
      "10.66 for 2 k warps x 8 groups (8 x (2 x 8)); step 126: 5 row tiles ahead of 6 at 1..4; cuBLAS 13.6-14.0)"},
     {2304, 8192, 5, 8, {8, 6, 1, 16},
      "qkv_gate 5<=m<=8: 6 row tiles x 1 k warp x 16 groups per CTA, 192 CTAs (2 per SM), 8-way split-K as clusters of 8, "
-     "the K order of 1..4 and 17..32 (perf-notes step 202; tune_plan, step 196: 10.88 us at m = 8 against 11.10 for "
+     "the K order of 1..4, 9..16 and 17..32 (perf-notes step 202; tune_plan, step 196: 10.88 us at m = 8 against 11.10 for "
      "2 k warps x 8 groups; step 126: 6 row tiles ahead of 5 at 8; cuBLAS 13.8)"},
-    {2304, 8192, 9, 16, {8, 5, 2, 8},
-     "qkv_gate 9<=m<=16: 5 row tiles x 2 k warps x 8 groups per CTA, 232 CTAs, 8-way split-K as clusters of 8, K order "
-     "8 x (2 x 8) (1..8's is 0.3-0.8 us slower at 16, perf-notes step 202) (tune_plan, perf-notes "
-     "step 126: 11.07-11.58 / 11.33-11.62 / 11.14-11.52 us at m = 12 / 14 / 16 against 11.23-11.65 / 11.68-11.71 / "
-     "11.62-11.87 for 6 row tiles and 11.58-11.94 at m = 16 for the 9-row-tile workspace layout before; cuBLAS 13.5-14.1)"},
+    {2304, 8192, 9, 12, {8, 5, 1, 16},
+     "qkv_gate 9<=m<=12: 5 row tiles x 1 k warp x 16 groups per CTA, 232 CTAs, 8-way split-K as clusters of 8, the K "
+     "order of 1..8 and 17..32: one order over 1..32 (perf-notes step 203: tune_plan, two runs, 11.39 / 11.71-11.74 / "
+     "11.78 / 11.84-11.90 us at m = 9 / 10 / 11 / 12 against 11.36-11.39 / 11.62-11.65 / 11.62-11.65 / 11.62-11.65 for "
+     "2 k warps x 8 groups, the order 8 x (2 x 8) these m had before)"},
+    {2304, 8192, 13, 16, {8, 10, 1, 16},
+     "qkv_gate 13<=m<=16: 10 row tiles x 1 k warp x 16 groups per CTA, 120 CTAs (1 per SM) as 15 clusters of 8 (17..32's "
+     "layout at n_tiles 2), one K order over 1..32 (perf-notes step 203: tune_plan, two runs, 11.97-12.00 / 12.10-12.13 / "
+     "12.00-12.06 / 12.03-12.06 us at m = 13 / 14 / 15 / 16 against 11.71-11.81 / 11.74-11.84 / 11.74-11.90 / 11.81-11.90 "
+     "for the order 8 x (2 x 8): ~0.2 us for rows that are bitwise the same at every m of 1..32)"},
     {2304, 8192, 17, 32, {8, 10, 1, 16},
      "qkv_gate 17<=m<=32: 10 row tiles x 1 k warp x 16 groups per CTA, 120 CTAs (15 row blocks, the last of 4 tiles; "
      "1 per SM), 8-way split-K as 15 clusters of 8 (all that an H200 holds at one CTA per SM, perf-notes step 82; "
      "where fewer fit, the split reduces through the workspace, ~0.7 us slower); its K order (8 slices of 16 groups in "
-     "sequence) is that of 1..8, not that of 9..16 (perf-notes step 202) (tune_plan, "
+     "sequence) is that of 1..16 (perf-notes steps 202, 203) (tune_plan, "
      "perf-notes step 171, three runs: 13.34-13.57 us at m = 17 / 24 / 32 against the tuned cuBLASLt 13.47-13.82 and "
      "cuBLAS 13.95-14.43)"},
     {4096, 8192, 1, 1, {1, 1, 8, 16},
