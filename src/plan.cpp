@@ -368,6 +368,12 @@ constexpr SkinnyWin kSkinnyWins[] = {
      "at 17..32 tokens the 2-CTA x-ring variant at n_tiles 4 with boxes of m rows (perf-notes steps 131, 132, "
      "tuning/2026-11-30_h200_s25-xring4-2cta.md: 15.9 / 15.7 / 16.1 us at m = 17 / 24 / 32 against 17.5-17.8 for 4 row tiles "
      "per CTA at one per SM and the tuned cuBLASLt 17.7-18.1): one layout, one K order over 1..32"},
+    {1024, 4096, 9, 16, {8, 5, 2, 4},
+     "unpooler slice 9<=m<=16 (its first 1024 rows; an unjudged m): 5 row tiles x 2 k warps x 4 groups per CTA, 104 CTAs "
+     "(13 row blocks, the last of 4 tiles) as 13 clusters of 8, 8-way split-K, K order 8 x (2 x 4) (tune_plan, "
+     "tuning/2026-12-03_h200_s48-slice-9-32.md, two runs: 5.54-5.76 / 5.76 / 5.86-5.92 us at m = 9 / 12 / 16 against the "
+     "tuned cuBLASLt's 6.14-6.37 / 6.34-6.40 / 6.24-6.40 and cuBLAS 7.0-7.4; at 24 / 32 tokens the vendor family stays "
+     "ahead, 6.46-6.75 against 7.7-7.9; 1..8 on the simt family: another K order)"},
     {8192, 1024, 1, 1, {1, 2, 2, 8},
      "o m=1: no split (2 row tiles x 2 k warps x 8 groups: the whole K of 1024 per CTA), 256 CTAs (2 per SM) (tune_plan "
      "after the exception warp, tuning/2026-11-30_h200_s21-excwarp-o.md: 5.50 us against cuBLAS 6.14 and the tuned "

@@ -169,16 +169,18 @@ namespace {
 
 // The BF16 shapes the skinny family beats cuBLAS on (bench, perf-notes steps 20, 43 and 61; tune_plan): qkv_gate
 // up to 32 tokens (one K order since perf-notes step 203), the pooler and the whole unpooler up to 32 (x through the ring at n_tiles 4 from 17: perf-notes
-// steps 124, 128), o at one token (perf-notes step 111); cuBLAS above (the 1024-row slice: simt up to 8, SimtRanges).
+// steps 124, 128), o at one token (perf-notes step 111), the 1024-row slice at 9..16 (simt up to 8, SimtRanges);
+// cuBLAS above.
 // Inside a shape's skinny range the layouts may differ by m but must keep one K order (same k slices: split_k x wk
 // slices of gpw groups), which is what keeps its rows batch invariant.
 TEST(Plan, SkinnyRanges) {
   struct Win {
     int64_t n, k, min_m, max_m;
   };
-  // (the 1024-row slice at 1..8 tokens: the simt family, SimtRanges)
+  // (the 1024-row slice at 1..8 tokens: the simt family, SimtRanges; at 9..16 the skinny family, session 48)
   // (qkv_gate: one K order over 1..32, 8 slices of 16 groups in sequence, perf-notes steps 171, 202, 203)
-  const Win wins[] = {{2304, 8192, 1, 32}, {4096, 8192, 1, 32}, {8192, 4096, 1, 32}, {8192, 1024, 1, 1}};
+  const Win wins[] = {{2304, 8192, 1, 32}, {4096, 8192, 1, 32}, {8192, 4096, 1, 32}, {8192, 1024, 1, 1},
+                      {1024, 4096, 9, 16}};
   auto covered = [&](int64_t n, int64_t k, int64_t m) {
     for (const Win& v : wins)
       if (v.n == n && v.k == k && m >= v.min_m && m <= v.max_m) return true;
@@ -227,7 +229,7 @@ TEST(Plan, SimtRanges) {
     }
     EXPECT_NE(solgemm::select_plan(s, last + 1).kernel, solgemm::Kernel::simt);
     if (s.storage != solgemm::Storage::hilo)
-      for (int64_t m : {9, 16, 64, 256}) EXPECT_EQ(solgemm::select_plan(s, m).kernel, solgemm::Kernel::vendor) << m;
+      for (int64_t m : {17, 32, 64, 256}) EXPECT_EQ(solgemm::select_plan(s, m).kernel, solgemm::Kernel::vendor) << m;
   }
   for (const solgemm::Shape& s : {solgemm::Shape{8192, 4096, solgemm::Storage::packed12},
                                   solgemm::Shape{100, 8192, solgemm::Storage::hilo},

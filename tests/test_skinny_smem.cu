@@ -64,7 +64,7 @@ TEST(SkinnySmem, PlanLayoutsHoldThreeStages) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 32 + 1 + 32 + 32);  // qkv_gate 1..32, o 1, the pooler and the unpooler 1..32 (the slice: simt)
+  EXPECT_EQ(checked, 32 + 1 + 32 + 32 + 8);  // qkv_gate 1..32, o 1, the pooler and the unpooler 1..32, the slice 9..16
 }
 
 TEST(SkinnySmem, FiguresTheGpuShowed) {
