@@ -328,8 +328,8 @@ TEST(Skinny, PlanLayoutsBatchInvariant) {
     Dev<__nv_bfloat16> dw(static_cast<size_t>(l.n * l.k));
     skt::gen_bf16<<<2048, 256>>>(dw.p, l.n * l.k, seed + l.n, 0.02f);
     SKT_CK(cudaDeviceSynchronize());
-    // No vendor tuning at prepare: every call here is the skinny family's (asserted below), and the tuner's ~1000
-    // cuBLASLt runs would keep this test from finishing under compute-sanitizer.
+    // No vendor tuning at prepare: the plan table runs these ranges on the skinny family (their ends asserted below),
+    // and the tuner's ~1000 cuBLASLt runs would keep this test from finishing under compute-sanitizer.
     solgemm::PrepareOptions opt;
     opt.tune_vendor = false;
     auto w = solgemm::Weights::prepare(dw.p, solgemm::DType::bf16, l.n, l.k, nullptr, opt);
