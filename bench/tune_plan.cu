@@ -24,6 +24,8 @@
 // TUNE_SIMT_COPY=1 also runs each on a fresh allocation of just the computed rows ("/copy"). TUNE_ROWS=r computes
 // only the shape's first r rows; TUNE_K=k gives the shape K = k; TUNE_LLM=1 draws the BF16 weights as the judge's
 // llm-like generator does (seed 0); TUNE_NO_VENDOR=1 leaves the vendor tuning out (its row is then the default call).
+// TUNE_SHAPES="name=NxK,..." runs these BF16 shapes (N(0, 0.02^2) weights, every row computed) instead of the judge's,
+// e.g. other models' projections, to see what the plan does with shapes it was not tuned on (no stream rows there).
 //
 // Output: markdown on stdout, one table per shape (committed under docs/results/tuning/).
 // Usage: tune_plan [screen reps=15] [final reps=60] [m list, e.g. 1,8,16] [shape name]
@@ -108,7 +110,7 @@ struct Result {
 };
 
 struct ShapeSpec {
-  const char* name;
+  std::string name;
   int64_t n, k, rows;  // rows computed (the unpooler's slice: 1024)
   bool hilo;
 };
@@ -134,13 +136,43 @@ int main(int argc, char** argv) {
   unsigned long long* trace = nullptr;  // TUNE_TRACE=1: timelines of the wide hi + lo rows
   if (std::getenv("TUNE_TRACE")) CK(cudaMalloc(&trace, 8192ull * 8 * 8));
   const solgemm::kernels::Blas blas = blas_with_workspace();
+  std::vector<ShapeSpec> shapes = {{"qkv_gate", 2304, 8192, 2304, false}, {"o", 8192, 1024, 8192, false},
+                                    {"pooler", 4096, 8192, 4096, false},   {"unpooler", 8192, 4096, 8192, false},
+                                    {"unpooler slice", 8192, 4096, 1024, false}, {"router", 256, 8192, 256, true}};
+  const bool custom = std::getenv("TUNE_SHAPES") != nullptr;
+  if (custom) {  // TUNE_SHAPES="name=NxK,...": BF16 shapes of other models instead of the judge's
+    shapes.clear();
+    const std::string spec = std::getenv("TUNE_SHAPES");
+    size_t at = 0;
+    while (at < spec.size()) {
+      const size_t end = std::min(spec.find(',', at), spec.size());
+      const std::string item = spec.substr(at, end - at);
+      const size_t eq = item.find('='), xx = item.find('x', eq == std::string::npos ? 0 : eq);
+      if (eq == std::string::npos || xx == std::string::npos) {
+        std::fprintf(stderr, "tune_plan: TUNE_SHAPES item '%s': expected name=NxK\n", item.c_str());
+        return 2;
+      }
+      const int64_t n = std::atoll(item.c_str() + eq + 1), k = std::atoll(item.c_str() + xx + 1);
+      if (n < 16 || k < 64 || k % 64 != 0) {
+        std::fprintf(stderr, "tune_plan: TUNE_SHAPES item '%s': N >= 16 and K a multiple of 64 expected\n", item.c_str());
+        return 2;
+      }
+      shapes.push_back({item.substr(0, eq), n, k, n, false});
+      at = end + 1;
+    }
+  }
+  int64_t max_k = 8192, max_n = 8192;
+  for (const ShapeSpec& sh : shapes) {
+    max_k = std::max(max_k, sh.k);
+    max_n = std::max(max_n, sh.n);
+  }
   const int max_m = *std::max_element(ms.begin(), ms.end());
   __nv_bfloat16* x;
-  CK(cudaMalloc(&x, static_cast<size_t>(max_m) * 8192 * 2));
-  gen_bf16<<<1024, 256>>>(x, static_cast<int64_t>(max_m) * 8192, 12345, 1.0f);
+  CK(cudaMalloc(&x, static_cast<size_t>(max_m) * max_k * 2));
+  gen_bf16<<<1024, 256>>>(x, static_cast<int64_t>(max_m) * max_k, 12345, 1.0f);
   void *out, *ref;
-  CK(cudaMalloc(&out, static_cast<size_t>(max_m) * 8192 * 4));
-  CK(cudaMalloc(&ref, static_cast<size_t>(max_m) * 8192 * 4));
+  CK(cudaMalloc(&out, static_cast<size_t>(max_m) * max_n * 4));
+  CK(cudaMalloc(&ref, static_cast<size_t>(max_m) * max_n * 4));
 
   // One candidate of a stream / simt / wide row: poison `out`, run `go` once (a launch error or an output further than
   // `tol` from `ref`, n host values of `out`'s type, goes into the row instead of a time), then time it. True if timed.
@@ -308,9 +340,6 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   };
 
-  const ShapeSpec shapes[] = {{"qkv_gate", 2304, 8192, 2304, false}, {"o", 8192, 1024, 8192, false},
-                              {"pooler", 4096, 8192, 4096, false},   {"unpooler", 8192, 4096, 8192, false},
-                              {"unpooler slice", 8192, 4096, 1024, false}, {"router", 256, 8192, 256, true}};
   // TUNE_ROWS=r: compute only the first r rows of the named shape (a what-if for layouts that leave rows out)
   const int64_t rows_override = std::getenv("TUNE_ROWS") ? std::atoll(std::getenv("TUNE_ROWS")) : 0;
   // TUNE_K=k: the named shape with K = k instead (<= 8192: x's buffer), e.g. a 12-bit matrix's bytes read as BF16
@@ -381,7 +410,7 @@ int main(int argc, char** argv) {
     const int64_t comp_tiles = (sh.rows + 15) / 16;
     const solgemm::Storage storage = sh.hilo ? solgemm::Storage::hilo : solgemm::Storage::packed12;
     const solgemm::Kernel family = sh.hilo ? solgemm::Kernel::router : solgemm::Kernel::skinny;
-    std::printf("\n## %s (%lld x %lld, rows %lld; %s)\n\n", sh.name, static_cast<long long>(sh.n),
+    std::printf("\n## %s (%lld x %lld, rows %lld; %s)\n\n", sh.name.c_str(), static_cast<long long>(sh.n),
                 static_cast<long long>(sh.k), static_cast<long long>(sh.rows), stored.c_str());
     std::printf("| m | n_tiles | plan | plan layout us | best layouts us (K-order class) | best in the plan layout's "
                 "class | cuBLAS us | vendor us | fastest |\n|---|---|---|---|---|---|---|---|---|\n");
@@ -419,7 +448,7 @@ int main(int argc, char** argv) {
         simt_row(sh, dw, m, plan_go, cublas_go);
         if (simt_only) continue;
       }
-      if (!sh.hilo) stream_row(sh, dw, m, table.get());
+      if (!sh.hilo && !custom) stream_row(sh, dw, m, table.get());
       if (!sh.hilo && (m > 64 || stream_only)) continue;  // the skinny family serves m <= 64
       // The plan's layout: its own choice where it picks this family, else the family's layout when forced.
       solgemm::Plan plan = solgemm::select_plan({sh.rows, sh.k, storage}, m);
@@ -506,7 +535,7 @@ int main(int argc, char** argv) {
           rd = rel_diff(o, ref16);
         }
         if (!(rd < (sh.hilo ? 1e-5 : 1e-2))) {  // (NaN fails too)
-          std::printf("<!-- %s m=%d %s: wrong output, rel diff %.3e -->\n", sh.name, m, lstr(l).c_str(), rd);
+          std::printf("<!-- %s m=%d %s: wrong output, rel diff %.3e -->\n", sh.name.c_str(), m, lstr(l).c_str(), rd);
           ++failed;
           continue;
         }
