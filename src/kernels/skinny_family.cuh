@@ -503,7 +503,7 @@ __device__ __forceinline__ void exception_warp(const Args& a, uint8_t* smem, Exc
     if constexpr (kXS) {
       if (!x_here) {  // once, after the first batch's loads: x of the CTA's k range has landed in shared memory
         if (XP == 0) {
-          asm volatile("bar.sync 1, %0;\n" ::"r"(nthr_c + 32) : "memory");
+          asm volatile("barrier.sync 1, %0;\n" ::"r"(nthr_c + 32) : "memory");
         } else {
           for (int p = 0; p < XP; ++p) mbar_wait(xbars + 8u * p, 0u);
         }
@@ -602,7 +602,7 @@ __device__ __forceinline__ void exception_warp(const Args& a, uint8_t* smem, Exc
       }
     }
   }
-  if constexpr (kXS) asm volatile("bar.arrive %0, %1;\n" ::"n"(kExcDoneBar), "r"(nthr_c + 32) : "memory");
+  if constexpr (kXS) asm volatile("barrier.arrive %0, %1;\n" ::"n"(kExcDoneBar), "r"(nthr_c + 32) : "memory");
   if (trace && lane == 0) stamp(trace, 5);  // (bench timeline: the corrections done)
 }
 
@@ -825,8 +825,8 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   //    it starts at once. Bench diagnostic (a.diag & 4): it waits until the compute warps have issued their x
   //    copies and exception-offset loads (perf-notes step 9; the branch also happens to keep the 544-thread HiLo
   //    variants from spilling 16 bytes).
-  if ((a.diag & 4) && S > 0 && warp < warps) asm volatile("bar.arrive 2, %0;\n" ::"r"((warps + 1) * 32) : "memory");
-  if ((a.diag & 4) && S > 0 && warp == warps) asm volatile("bar.sync 2, %0;\n" ::"r"((warps + 1) * 32) : "memory");
+  if ((a.diag & 4) && S > 0 && warp < warps) asm volatile("barrier.arrive 2, %0;\n" ::"r"((warps + 1) * 32) : "memory");
+  if ((a.diag & 4) && S > 0 && warp == warps) asm volatile("barrier.sync 2, %0;\n" ::"r"((warps + 1) * 32) : "memory");
   if (kBench == kDiagnostics && !kCluster && Src::kTerms == 1 && (diag & kBareConsumers) && (diag & kBareProducer) &&
       warp == warps && S > 0) {
     const int prt = rblock * a.rt_cta + lane % a.rt_cta, g0 = (crank * a.wk + lane / a.rt_cta) * a.gpw;
@@ -920,7 +920,10 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   if (S == 0 && n > 0) load_first();  // direct mode: the warp's one group (here: earlier, the hi + lo variants spill)
   if (XP == 0 && !kXR) {  // x staged ((Dec12) the exception warp reads it too: exception_warp's kXS)
     asm volatile("cp.async.wait_all;\n" ::: "memory");
-    if (warp < warps) asm volatile("bar.sync 1, %0;\n" ::"r"(nthr_c + 32 * exc_warps<Src>()) : "memory");
+    // (barrier.sync, not bar.sync: the exception warp meets this barrier at an instruction of its own, and bar.sync is
+    // barrier.sync.aligned, which PTX defines only for every thread at the same instruction; compute-sanitizer's
+    // synccheck reports the aligned form here, bench/sync_probe, perf-notes step 206. Likewise kExcDoneBar.)
+    if (warp < warps) asm volatile("barrier.sync 1, %0;\n" ::"r"(nthr_c + 32 * exc_warps<Src>()) : "memory");
   }
   if (kXR && d0 && warp < warps) {  // the first group's x boxes (above)
     asm volatile("cp.async.wait_all;\n" ::: "memory");
@@ -1071,7 +1074,7 @@ __global__ void __launch_bounds__(MAXT, MINB) skinny_kernel(const Args a, const 
   float* part = reinterpret_cast<float*>(smem);
   if (warp < warps) {
     // (Dec12, x staged: the exception warp reads x in region 0 until it arrives here)
-    if constexpr (Src::kExc && !kXR) asm volatile("bar.sync %0, %1;\n" ::"n"(kExcDoneBar), "r"(nthr_c + 32) : "memory");
+    if constexpr (Src::kExc && !kXR) asm volatile("barrier.sync %0, %1;\n" ::"n"(kExcDoneBar), "r"(nthr_c + 32) : "memory");
 #pragma unroll
     for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
