@@ -71,34 +71,77 @@ Config make_config(const Layout& l, int n_tiles) { return layout_config(l.cs, l.
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// Untuned shapes: the layout that gives every SM the least work in one wave of 1 CTA per SM, preferring
-// 16 warps (bytes in flight) and small K splits (workspace traffic); x's k range per CTA must fit shared
-// memory at 64 tokens.
+// Untuned shapes of the router family: the layout that gives every SM the least work in one wave of 1 CTA per SM,
+// preferring 16 warps (bytes in flight) and small K splits (workspace traffic); x's k range per CTA must fit shared
+// memory at 64 tokens where some layout allows it (else the least work regardless).
 Layout auto_layout(int64_t rows, int64_t k) {
   const int64_t rt = ceil_div(rows, 16), kg = ceil_div(k, 64);
   Layout best{1, 1, 1, static_cast<int>(std::min<int64_t>(kg, 112))};
-  double best_cost = 1e300;
-  for (int cs : {1, 2, 4, 8})
-    for (int warps : {16, 8, 4})
-      for (int rt_cta : {1, 2, 4, 8, 16}) {
-        if (rt_cta > warps) continue;
-        const int wk = warps / rt_cta;
-        const int64_t slices = static_cast<int64_t>(cs) * wk;
-        const int64_t gpw = ceil_div(kg, slices);
-        if (gpw > 112 || (slices - 1) * gpw >= kg) continue;  // no empty k slices
-        if (wk * gpw > 24) continue;                           // x: 32 tokens x k range <= 96 KB
-        const int64_t ctas = ceil_div(rt, rt_cta) * cs;
-        const double waves = static_cast<double>(ceil_div(ctas, 132));
-        const double cost = waves * static_cast<double>(std::min<int64_t>(rt_cta, rt) * wk * gpw) *
-                                (1.0 + 0.02 * cs) * (warps == 16 ? 1.0 : warps == 8 ? 1.1 : 1.25) +
-                            (ctas < 100 ? 1e6 / static_cast<double>(ctas) : 0.0);
-        if (cost < best_cost) {
-          best_cost = cost;
-          best = {cs, rt_cta, wk, static_cast<int>(gpw)};
+  for (const bool x_fits : {true, false}) {
+    double best_cost = 1e300;
+    for (int cs : {1, 2, 4, 8, 16})
+      for (int warps : {16, 8, 4})
+        for (int rt_cta : {1, 2, 4, 8, 16}) {
+          if (rt_cta > warps) continue;
+          const int wk = warps / rt_cta;
+          const int64_t slices = static_cast<int64_t>(cs) * wk;
+          const int64_t gpw = ceil_div(kg, slices);
+          if (gpw > 112 || (slices - 1) * gpw >= kg) continue;  // no empty k slices
+          if (x_fits && wk * gpw > 24) continue;                // x: 32 tokens x k range <= 96 KB
+          const int64_t ctas = ceil_div(rt, rt_cta) * cs;
+          const double waves = static_cast<double>(ceil_div(ctas, 132));
+          const double cost = waves * static_cast<double>(std::min<int64_t>(rt_cta, rt) * wk * gpw) *
+                                  (1.0 + 0.02 * cs) * (warps == 16 ? 1.0 : warps == 8 ? 1.1 : 1.25) +
+                              (ctas < 100 ? 1e6 / static_cast<double>(ctas) : 0.0);
+          if (cost < best_cost) {
+            best_cost = cost;
+            best = {cs, rt_cta, wk, static_cast<int>(gpw)};
+          }
         }
-      }
+    if (best_cost < 1e300) break;
+  }
   return best;
 }
+
+}  // namespace
+
+// BF16 shapes the plan was not tuned on (perf-notes step 207): the layout rule drawn from the tuned shapes and from
+// tune_plan on other models' projections (docs/results/tuning/2026-12-03_h200_s49-other-shapes.md). The winners
+// there share a form: about two CTAs per SM (at most 264 CTAs in one wave of an H200), at most 8 compute warps per CTA
+// (what the 2-CTA variant holds at 32 tokens), K summed as one sequence of slices (no split, the k warps of a CTA in
+// order; or split over a cluster of 1 k warp per CTA), split K only where the row tiles alone cannot give the SMs
+// even work. The rule scores each such layout by its busiest SM's groups (one CTA per SM streams slower: x1.4; a split
+// pays its cluster exchange: 20 + 10 per row tile; fewer warps hide less: 3 per missing warp) and keeps the cheapest.
+// One layout per shape, whatever m: one K order (batch invariance over every m it serves). nullopt where no layout
+// fits (K not a multiple of 64, or groups that no slice count divides).
+std::optional<UntunedLayout> untuned_skinny_layout(int64_t rows, int64_t k) {
+  if (rows < 16 || k < 128 || k % 64 != 0) return std::nullopt;
+  const int64_t tiles = ceil_div(rows, 16), groups = k / 64;
+  std::optional<UntunedLayout> best;
+  double best_cost = 1e300;
+  for (int cs : {1, 2, 4, 8})
+    for (int wk : {1, 2, 4, 8}) {
+      if (cs > 1 && wk > 1) continue;  // K in one sequence of slices
+      if (groups % (cs * wk) != 0) continue;
+      const int64_t gpw = groups / (cs * wk);
+      if (gpw < 2 || gpw > 112) continue;
+      for (int rt = 1; rt <= 12 && rt <= tiles; ++rt) {
+        if (rt * wk > 8) continue;
+        const int64_t ctas = cs * ceil_div(tiles, rt);
+        if (ctas > 264 || ctas < 66) continue;
+        const int64_t busiest = ceil_div(ctas, 132) * rt * wk * gpw;  // groups on the busiest SM
+        const double cost = static_cast<double>(busiest) * (ctas <= 132 ? 1.4 : 1.0) + (cs > 1 ? 20.0 + 10.0 * rt : 0.0) +
+                            3.0 * (8 - rt * wk);
+        if (cost < best_cost - 1e-9) {
+          best_cost = cost;
+          best = UntunedLayout{cs, rt, wk, static_cast<int>(gpw)};
+        }
+      }
+    }
+  return best;
+}
+
+namespace {
 
 // The tuned layouts (rows, K) -> layout. docs/kernels.md says why each is what it is.
 struct Tuned {
@@ -145,8 +188,18 @@ Plan plan_packed(const Shape& s, int64_t m) {
   Plan p;
   p.kernel = Kernel::skinny;
   const Tuned* t = find_tuned(kTunedPacked, s);
-  p.cfg = make_config(t ? t->layout : auto_layout(s.rows, s.k), n_tiles_for(m, 4));
-  p.why = fmt::format("{} weights; {}", code, t ? t->why : "untuned shape: auto layout (one wave, least work per SM)");
+  if (t) {
+    p.cfg = make_config(t->layout, n_tiles_for(m, 4));
+    p.why = fmt::format("{} weights; {}", code, t->why);
+    return p;
+  }
+  if (const auto u = untuned_skinny_layout(s.rows, s.k)) {
+    p.cfg = make_config({u->cs, u->rt_cta, u->wk, u->gpw}, n_tiles_for(m, 4));
+    p.why = fmt::format("{} weights; untuned shape: the layout rule (perf-notes step 207)", code);
+    return p;
+  }
+  p.cfg = make_config(auto_layout(s.rows, s.k), n_tiles_for(m, 4));
+  p.why = fmt::format("{} weights; untuned shape: auto layout (one wave, least work per SM)", code);
   return p;
 }
 
@@ -452,6 +505,24 @@ Plan select_plan(const Shape& s, int64_t m, const ExceptionLoad& exc) {
           p.cfg = make_config(w.layout, n_tiles_for(m, 4));
           p.why = w.why;
           return p;
+        }
+      // Shapes the table was not tuned on: the layout rule's skinny layout at few tokens (perf-notes step 207), with the
+      // same exception bounds as the tuned rows.
+      if (s.storage == Storage::packed12 && m <= kUntunedSkinnyMaxM && s.rows * s.k >= kUntunedSkinnyMinWeights &&
+          find_tuned(kTunedPacked, s) == nullptr)
+        if (const auto u = untuned_skinny_layout(s.rows, s.k)) {
+          const double rate_bound = u->cs > 1 ? kExcRateTokensStagedX : kExcRateTokens;
+          if (static_cast<double>(m) * exc.rate <= rate_bound && m * exc.block_max <= kExcBlockTokens) {
+            Plan p;
+            p.kernel = Kernel::skinny;
+            p.cfg = make_config({u->cs, u->rt_cta, u->wk, u->gpw}, n_tiles_for(m, 4));
+            p.why = fmt::format(
+                "untuned shape at m <= {}: the layout rule (about 2 CTAs per SM, K as one sequence of {} slices of {} "
+                "groups; perf-notes step 207: tune_plan on other models' shapes, "
+                "docs/results/tuning/2026-12-03_h200_s49-other-shapes.md)",
+                kUntunedSkinnyMaxM, u->cs * u->wk, u->gpw);
+            return p;
+          }
         }
       // Measured on the H200 (docs/perf-notes.md): elsewhere the skinny family (m <= 64) and the wide family
       // (m > 64) are correct but not faster than cuBLAS. Force them with PrepareOptions::kernel ("skinny",

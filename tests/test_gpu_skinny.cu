@@ -229,7 +229,13 @@ TEST_P(SkinnyLayer, EveryMAgainstFp64) {
 INSTANTIATE_TEST_SUITE_P(Layers, SkinnyLayer,
                          ::testing::Values(Layer{"qkv_gate", 2304, 8192, 2304}, Layer{"o", 8192, 1024, 8192},
                                            Layer{"pooler", 4096, 8192, 4096}, Layer{"unpooler", 8192, 4096, 8192},
-                                           Layer{"unpooler_slice", 8192, 4096, 1024}),
+                                           Layer{"unpooler_slice", 8192, 4096, 1024},
+                                           // shapes the plan was not tuned on: the layout rule (perf-notes step 207)
+                                           // with a split over clusters of 8, with K = 3584 (14 groups per slice) over
+                                           // clusters of 4, and without a split
+                                           Layer{"untuned_1280x8192", 1280, 8192, 1280},
+                                           Layer{"untuned_4608x3584", 4608, 3584, 4608},
+                                           Layer{"untuned_4096x4096", 4096, 4096, 4096}),
                          [](const auto& info) { return std::string(info.param.name); });
 
 // Zeros, subnormals, outliers sprinkled (a 12-bit matrix with exceptions) plus one dense run (300 zeros in a

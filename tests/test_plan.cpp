@@ -213,6 +213,67 @@ TEST(Plan, SkinnyRanges) {
     EXPECT_EQ(solgemm::select_plan({8192, 1024, solgemm::Storage::packed12}, m).kernel, solgemm::Kernel::vendor);
 }
 
+// Shapes the table was not tuned on (perf-notes step 207): the layout rule's skinny layout at 1..kUntunedSkinnyMaxM
+// tokens (one layout, so one K order: batch invariant), cuBLAS above; the rule gives the tuned shapes their own m <= 8
+// layouts back (pooler, unpooler, qkv_gate at 1..4), and the validated other models' shapes the layouts measured fastest
+// or within the K order class of the fastest (tuning/2026-12-03_h200_s49-other-shapes.md).
+TEST(Plan, UntunedShapesRule) {
+  struct Want {
+    int64_t n, k;
+    int cs, rt, wk, gpw;
+  };
+  for (const Want& w : {Want{4096, 8192, 1, 1, 8, 16}, Want{8192, 4096, 1, 2, 4, 16}, Want{2304, 8192, 8, 5, 1, 16},
+                        Want{6144, 4096, 1, 2, 4, 16}, Want{4096, 4096, 1, 1, 8, 8}, Want{7168, 8192, 1, 2, 4, 32},
+                        Want{4608, 3584, 4, 5, 1, 14}, Want{3584, 3584, 1, 1, 8, 7}, Want{8192, 3584, 1, 2, 4, 14}}) {
+    const auto u = solgemm::untuned_skinny_layout(w.n, w.k);
+    ASSERT_TRUE(u.has_value()) << w.n << "x" << w.k;
+    EXPECT_EQ(u->cs, w.cs) << w.n << "x" << w.k;
+    EXPECT_EQ(u->rt_cta, w.rt) << w.n << "x" << w.k;
+    EXPECT_EQ(u->wk, w.wk) << w.n << "x" << w.k;
+    EXPECT_EQ(u->gpw, w.gpw) << w.n << "x" << w.k;
+  }
+  // every layout the rule gives covers K exactly, sums K in one sequence, and fits one wave of 2 CTAs per SM
+  for (int64_t n = 16; n <= 65536; n += n < 1024 ? 16 : 1024)
+    for (int64_t k = 128; k <= 32768; k += k < 2048 ? 64 : 1024) {
+      const auto u = solgemm::untuned_skinny_layout(n, k);
+      if (!u) continue;
+      SCOPED_TRACE(testing::Message() << n << "x" << k);
+      EXPECT_EQ(static_cast<int64_t>(u->cs) * u->wk * u->gpw * 64, k);
+      EXPECT_TRUE(u->cs == 1 || u->wk == 1);
+      EXPECT_LE(u->rt_cta * u->wk, 8);
+      EXPECT_LE(u->cs * ((n + 15) / 16 + u->rt_cta - 1) / u->rt_cta, 264);
+    }
+  EXPECT_FALSE(solgemm::untuned_skinny_layout(4096, 4100).has_value());  // K not a multiple of 64
+  // the plan: skinny at 1..kUntunedSkinnyMaxM with the rule's layout, the vendor family above and for small matrices,
+  // the 16-bit fallback and exceptions past the bounds
+  for (const solgemm::Shape s : {solgemm::Shape{6144, 4096, solgemm::Storage::packed12},
+                                 solgemm::Shape{1280, 8192, solgemm::Storage::packed12},
+                                 solgemm::Shape{4608, 3584, solgemm::Storage::packed12}}) {
+    const auto u = solgemm::untuned_skinny_layout(s.rows, s.k);
+    ASSERT_TRUE(u.has_value());
+    const auto p1 = solgemm::select_plan(s, 1);
+    for (int64_t m = 1; m <= solgemm::kUntunedSkinnyMaxM; ++m) {
+      const auto p = solgemm::select_plan(s, m);
+      SCOPED_TRACE(testing::Message() << s.rows << "x" << s.k << " m=" << m << " plan=" << p.str());
+      ASSERT_EQ(p.kernel, solgemm::Kernel::skinny);
+      EXPECT_EQ(p.cfg.split_k, u->cs);
+      EXPECT_EQ(p.cfg.rt_cta, u->rt_cta);
+      EXPECT_EQ(p.cfg.wk, u->wk);
+      EXPECT_EQ(p.cfg.gpw, u->gpw);
+      EXPECT_TRUE(same_k_order(p.cfg, p1.cfg));
+      // the forced family takes the same layout
+      EXPECT_EQ(solgemm::select_plan(s, m, solgemm::Kernel::skinny).cfg.str(), p.cfg.str());
+    }
+    for (int64_t m : {solgemm::kUntunedSkinnyMaxM + 1, int64_t{16}, int64_t{32}, int64_t{64}, int64_t{256}})
+      EXPECT_EQ(solgemm::select_plan(s, m).kernel, solgemm::Kernel::vendor) << m;
+    EXPECT_EQ(solgemm::select_plan({s.rows, s.k, solgemm::Storage::packed16}, 1).kernel, solgemm::Kernel::vendor);
+    const solgemm::ExceptionLoad heavy{1e-2, 10};
+    EXPECT_EQ(solgemm::select_plan(s, 1, heavy).kernel, solgemm::Kernel::vendor);
+  }
+  EXPECT_EQ(solgemm::select_plan({896, 896, solgemm::Storage::packed12}, 1).kernel, solgemm::Kernel::vendor);
+  EXPECT_EQ(solgemm::select_plan({4096, 4100, solgemm::Storage::packed12}, 1).kernel, solgemm::Kernel::vendor);
+}
+
 // The simt family's plan rows: the router at 1..6 tokens and the unpooler slice at 1..8 (its tensor-core form, perf-notes
 // step 174), one layout each (split 1), any storage of the slice's BF16 weights; untuned shapes never take it. Past the
 // slice's range cuBLAS.

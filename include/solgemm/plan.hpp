@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace solgemm {
@@ -88,6 +89,16 @@ Plan select_plan(const Shape& s, int64_t m, Kernel family);
 // The most rows (<= n) of a BF16 matrix with K = k that some plan row sends to the simt family, 0 if none: prepare
 // stores that prefix in the simt family's 12-bit layout (format.hpp Simt12) beside the skinny layout.
 int64_t simt_rows_bf16(int64_t n, int64_t k);
+// BF16 shapes the plan table was not tuned on (12-bit storage, K a multiple of 64, at least kUntunedSkinnyMinWeights
+// rows x K): the skinny family with one layout per shape chosen by a rule (plan.cpp, perf-notes step 207) at m <=
+// kUntunedSkinnyMaxM, the vendor family above (and where no layout fits or the exceptions pass the bounds above). One layout for every m it serves: rows batch invariant
+// over 1..kUntunedSkinnyMaxM.
+struct UntunedLayout {
+  int cs, rt_cta, wk, gpw;
+};
+std::optional<UntunedLayout> untuned_skinny_layout(int64_t rows, int64_t k);
+inline constexpr int64_t kUntunedSkinnyMaxM = 8;
+inline constexpr int64_t kUntunedSkinnyMinWeights = int64_t{1} << 23;  // smaller: launch-bound, not measured
 // "reference" -> Kernel::reference, ...; an Error naming the choices for an unknown name.
 Kernel kernel_from_string(const std::string& name);
 
