@@ -141,6 +141,13 @@ std::optional<UntunedLayout> untuned_skinny_layout(int64_t rows, int64_t k) {
   return best;
 }
 
+int64_t untuned_skinny_max_m(int64_t rows, int64_t k) {
+  if (rows * k < kUntunedSkinnyMinWeights) return 0;
+  const auto u = untuned_skinny_layout(rows, k);
+  if (!u) return 0;
+  return u->cs == 1 && rows * k >= kUntunedSkinny16MinWeights ? kUntunedSkinnyMaxM16 : kUntunedSkinnyMaxM;
+}
+
 namespace {
 
 // The tuned layouts (rows, K) -> layout. docs/kernels.md says why each is what it is.
@@ -508,8 +515,7 @@ Plan select_plan(const Shape& s, int64_t m, const ExceptionLoad& exc) {
         }
       // Shapes the table was not tuned on: the layout rule's skinny layout at few tokens (perf-notes step 207), with the
       // same exception bounds as the tuned rows.
-      if (s.storage == Storage::packed12 && m <= kUntunedSkinnyMaxM && s.rows * s.k >= kUntunedSkinnyMinWeights &&
-          find_tuned(kTunedPacked, s) == nullptr)
+      if (s.storage == Storage::packed12 && m <= untuned_skinny_max_m(s.rows, s.k) && find_tuned(kTunedPacked, s) == nullptr)
         if (const auto u = untuned_skinny_layout(s.rows, s.k)) {
           const double rate_bound = u->cs > 1 ? kExcRateTokensStagedX : kExcRateTokens;
           if (static_cast<double>(m) * exc.rate <= rate_bound && m * exc.block_max <= kExcBlockTokens) {
@@ -520,7 +526,7 @@ Plan select_plan(const Shape& s, int64_t m, const ExceptionLoad& exc) {
                 "untuned shape at m <= {}: the layout rule (about 2 CTAs per SM, K as one sequence of {} slices of {} "
                 "groups; perf-notes step 207: tune_plan on other models' shapes, "
                 "docs/results/tuning/2026-12-03_h200_s49-other-shapes.md)",
-                kUntunedSkinnyMaxM, u->cs * u->wk, u->gpw);
+                untuned_skinny_max_m(s.rows, s.k), u->cs * u->wk, u->gpw);
             return p;
           }
         }

@@ -213,8 +213,8 @@ TEST(Plan, SkinnyRanges) {
     EXPECT_EQ(solgemm::select_plan({8192, 1024, solgemm::Storage::packed12}, m).kernel, solgemm::Kernel::vendor);
 }
 
-// Shapes the table was not tuned on (perf-notes step 207): the layout rule's skinny layout at 1..kUntunedSkinnyMaxM
-// tokens (one layout, so one K order: batch invariant), cuBLAS above; the rule gives the tuned shapes their own m <= 8
+// Shapes the table was not tuned on (perf-notes step 207): the layout rule's skinny layout at 1..8 tokens, or 1..16
+// for the large no-split layouts (one layout, so one K order: batch invariant), cuBLAS above; the rule gives the tuned shapes their own m <= 8
 // layouts back (pooler, unpooler, qkv_gate at 1..4), and the validated other models' shapes the layouts measured fastest
 // or within the K order class of the fastest (tuning/2026-12-03_h200_s49-other-shapes.md).
 TEST(Plan, UntunedShapesRule) {
@@ -246,13 +246,21 @@ TEST(Plan, UntunedShapesRule) {
   EXPECT_FALSE(solgemm::untuned_skinny_layout(4096, 4100).has_value());  // K not a multiple of 64
   // the plan: skinny at 1..kUntunedSkinnyMaxM with the rule's layout, the vendor family above and for small matrices,
   // the 16-bit fallback and exceptions past the bounds
+  // (9..16 too for the no-split layouts of at least 2^24 weights: 6144 x 4096; not 1280 x 8192 (split, 2^23 weights)
+  // nor 4608 x 3584 (split over clusters of 4))
+  EXPECT_EQ(solgemm::untuned_skinny_max_m(6144, 4096), 16);
+  EXPECT_EQ(solgemm::untuned_skinny_max_m(1280, 8192), 8);
+  EXPECT_EQ(solgemm::untuned_skinny_max_m(4608, 3584), 8);
+  EXPECT_EQ(solgemm::untuned_skinny_max_m(3072, 3072), 8);
+  EXPECT_EQ(solgemm::untuned_skinny_max_m(896, 896), 0);
   for (const solgemm::Shape s : {solgemm::Shape{6144, 4096, solgemm::Storage::packed12},
                                  solgemm::Shape{1280, 8192, solgemm::Storage::packed12},
                                  solgemm::Shape{4608, 3584, solgemm::Storage::packed12}}) {
     const auto u = solgemm::untuned_skinny_layout(s.rows, s.k);
     ASSERT_TRUE(u.has_value());
+    const int64_t last = solgemm::untuned_skinny_max_m(s.rows, s.k);
     const auto p1 = solgemm::select_plan(s, 1);
-    for (int64_t m = 1; m <= solgemm::kUntunedSkinnyMaxM; ++m) {
+    for (int64_t m = 1; m <= last; ++m) {
       const auto p = solgemm::select_plan(s, m);
       SCOPED_TRACE(testing::Message() << s.rows << "x" << s.k << " m=" << m << " plan=" << p.str());
       ASSERT_EQ(p.kernel, solgemm::Kernel::skinny);
@@ -264,7 +272,7 @@ TEST(Plan, UntunedShapesRule) {
       // the forced family takes the same layout
       EXPECT_EQ(solgemm::select_plan(s, m, solgemm::Kernel::skinny).cfg.str(), p.cfg.str());
     }
-    for (int64_t m : {solgemm::kUntunedSkinnyMaxM + 1, int64_t{16}, int64_t{32}, int64_t{64}, int64_t{256}})
+    for (int64_t m : {last + 1, int64_t{17}, int64_t{32}, int64_t{64}, int64_t{256}})
       EXPECT_EQ(solgemm::select_plan(s, m).kernel, solgemm::Kernel::vendor) << m;
     EXPECT_EQ(solgemm::select_plan({s.rows, s.k, solgemm::Storage::packed16}, 1).kernel, solgemm::Kernel::vendor);
     const solgemm::ExceptionLoad heavy{1e-2, 10};
