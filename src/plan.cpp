@@ -145,7 +145,8 @@ int64_t untuned_skinny_max_m(int64_t rows, int64_t k) {
   if (rows * k < kUntunedSkinnyMinWeights) return 0;
   const auto u = untuned_skinny_layout(rows, k);
   if (!u) return 0;
-  return u->cs == 1 && rows * k >= kUntunedSkinny16MinWeights ? kUntunedSkinnyMaxM16 : kUntunedSkinnyMaxM;
+  if (u->cs > 1) return kUntunedSkinnySplitMaxM;
+  return rows * k >= kUntunedSkinny16MinWeights ? kUntunedSkinnyMaxM16 : kUntunedSkinnyMaxM;
 }
 
 namespace {

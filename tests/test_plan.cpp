@@ -213,8 +213,8 @@ TEST(Plan, SkinnyRanges) {
     EXPECT_EQ(solgemm::select_plan({8192, 1024, solgemm::Storage::packed12}, m).kernel, solgemm::Kernel::vendor);
 }
 
-// Shapes the table was not tuned on (perf-notes step 207): the layout rule's skinny layout at 1..8 tokens, or 1..16
-// for the large no-split layouts (one layout, so one K order: batch invariant), cuBLAS above; the rule gives the tuned shapes their own m <= 8
+// Shapes the table was not tuned on (perf-notes step 207): the layout rule's skinny layout at 1..8 tokens, 1..16
+// for the large no-split layouts, 1..4 for the split ones (one layout, so one K order: batch invariant), cuBLAS above; the rule gives the tuned shapes their own m <= 8
 // layouts back (pooler, unpooler, qkv_gate at 1..4), and the validated other models' shapes the layouts measured fastest
 // or within the K order class of the fastest (tuning/2026-12-03_h200_s49-other-shapes.md).
 TEST(Plan, UntunedShapesRule) {
@@ -246,11 +246,11 @@ TEST(Plan, UntunedShapesRule) {
   EXPECT_FALSE(solgemm::untuned_skinny_layout(4096, 4100).has_value());  // K not a multiple of 64
   // the plan: skinny at 1..kUntunedSkinnyMaxM with the rule's layout, the vendor family above and for small matrices,
   // the 16-bit fallback and exceptions past the bounds
-  // (9..16 too for the no-split layouts of at least 2^24 weights: 6144 x 4096; not 1280 x 8192 (split, 2^23 weights)
-  // nor 4608 x 3584 (split over clusters of 4))
+  // (9..16 too for the no-split layouts of at least 2^24 weights: 6144 x 4096; the split layouts 1..4: 1280 x 8192 over
+  // clusters of 8, 4608 x 3584 over clusters of 4)
   EXPECT_EQ(solgemm::untuned_skinny_max_m(6144, 4096), 16);
-  EXPECT_EQ(solgemm::untuned_skinny_max_m(1280, 8192), 8);
-  EXPECT_EQ(solgemm::untuned_skinny_max_m(4608, 3584), 8);
+  EXPECT_EQ(solgemm::untuned_skinny_max_m(1280, 8192), 4);  // (split layouts: 1..4)
+  EXPECT_EQ(solgemm::untuned_skinny_max_m(4608, 3584), 4);
   EXPECT_EQ(solgemm::untuned_skinny_max_m(3072, 3072), 8);
   EXPECT_EQ(solgemm::untuned_skinny_max_m(896, 896), 0);
   for (const solgemm::Shape s : {solgemm::Shape{6144, 4096, solgemm::Storage::packed12},

@@ -91,8 +91,8 @@ Plan select_plan(const Shape& s, int64_t m, Kernel family);
 int64_t simt_rows_bf16(int64_t n, int64_t k);
 // BF16 shapes the plan table was not tuned on (12-bit storage, K a multiple of 64, at least kUntunedSkinnyMinWeights
 // rows x K): the skinny family with one layout per shape chosen by a rule (plan.cpp, perf-notes step 207) at m <=
-// kUntunedSkinnyMaxM (or kUntunedSkinnyMaxM16, below), the vendor family above (and where no layout fits or the exceptions pass the bounds above). One layout for every m it serves: rows batch invariant
-// over 1..kUntunedSkinnyMaxM.
+// untuned_skinny_max_m (8, 16 or 4: below), the vendor family above (and where no layout fits or the exceptions pass
+// the bounds above). One layout for every m it serves: rows batch invariant over that range.
 struct UntunedLayout {
   int cs, rt_cta, wk, gpw;
 };
@@ -100,9 +100,11 @@ std::optional<UntunedLayout> untuned_skinny_layout(int64_t rows, int64_t k);
 inline constexpr int64_t kUntunedSkinnyMaxM = 8;
 inline constexpr int64_t kUntunedSkinnyMinWeights = int64_t{1} << 23;  // smaller: launch-bound, not measured
 // 9..16 tokens too where the layout has no split and the matrix holds at least this many weights (tune_plan: 7 of 7
-// such shapes 6-22% ahead of the tuned cuBLASLt at 16 tokens; the split layouts and the smaller matrices 2-18% behind)
+// such shapes 6-22% ahead of the tuned cuBLASLt at 16 tokens; the split layouts and the smaller matrices 2-18% behind);
+// layouts with a split only up to kUntunedSkinnySplitMaxM (at 8 tokens one of two split shapes ran 1.8% behind cuBLAS)
 inline constexpr int64_t kUntunedSkinnyMaxM16 = 16;
 inline constexpr int64_t kUntunedSkinny16MinWeights = int64_t{1} << 24;
+inline constexpr int64_t kUntunedSkinnySplitMaxM = 4;
 // The most tokens the plan serves an untuned 12-bit shape with on the skinny family (0: none).
 int64_t untuned_skinny_max_m(int64_t rows, int64_t k);
 // "reference" -> Kernel::reference, ...; an Error naming the choices for an unknown name.
