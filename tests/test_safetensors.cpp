@@ -234,8 +234,26 @@ TEST(Inspect, ReportsEveryTensor) {
   EXPECT_EQ(rep.bytes_now, now);
   EXPECT_LT(rep.bytes_packed, static_cast<double>(rep.bytes_now));
   const std::string text = solgemm::inspect::render(rep);
-  for (const char* s : {"layer.w", "12-bit", "skipped (dtype I64)", "total:", "hi+lo", "yes"})
+  EXPECT_EQ(w.ours, "-");                        // 64 x 256: too small for the untuned rule: cuBLAS at every m
+  EXPECT_EQ(rep.tensors[1].ours, "");            // 3-D: no matrix of a projection
+  EXPECT_EQ(rep.tensors[3].ours, "router 1-32");  // F32 16 x 64: the router family's auto layout
+  for (const char* s : {"layer.w", "12-bit", "skipped (dtype I64)", "total:", "hi+lo", "yes", "own kernels"})
     EXPECT_NE(text.find(s), std::string::npos) << s << " not in:\n" << text;
+}
+
+// Which token counts of 1..64 our own kernels serve, as the plan says (plan.hpp): the judge's tuned shapes, an untuned
+// Llama-3-8B projection (the layout rule, perf-notes step 207), a small matrix, the 16-bit fallback, the router.
+TEST(Inspect, OwnKernels) {
+  using solgemm::Storage;
+  const solgemm::ExceptionLoad none{};
+  EXPECT_EQ(solgemm::inspect::own_kernels(2304, 8192, Storage::packed12, none), "skinny 1-32");
+  EXPECT_EQ(solgemm::inspect::own_kernels(1024, 4096, Storage::packed12, none), "simt 1-8, skinny 9-16");
+  EXPECT_EQ(solgemm::inspect::own_kernels(8192, 1024, Storage::packed12, none), "skinny 1-1");
+  EXPECT_EQ(solgemm::inspect::own_kernels(4096, 4096, Storage::packed12, none), "skinny 1-16");
+  EXPECT_EQ(solgemm::inspect::own_kernels(64, 256, Storage::packed12, none), "-");
+  EXPECT_EQ(solgemm::inspect::own_kernels(4096, 4096, Storage::packed16, none), "-");
+  EXPECT_EQ(solgemm::inspect::own_kernels(256, 8192, Storage::hilo, none), "simt 1-6, router 7-32, wide 33-64");
+  EXPECT_EQ(solgemm::inspect::own_kernels(4096, 4096, Storage::packed12, solgemm::ExceptionLoad{1e-2, 10}), "-");
 }
 
 TEST(Inspect, BrokenFileNamesFileAndTensor) {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "solgemm/format.hpp"
@@ -34,6 +35,7 @@ TensorReport analyse(const safetensors::File& f, const safetensors::TensorInfo& 
   r.rows = elements / r.cols;
   if (t.dtype == "F32") {  // hi + lo: two BF16 terms in the 16-bit group layout (padding to 16 x 64 included)
     r.code = "hi+lo";
+    if (t.shape.size() == 2) r.ours = own_kernels(r.rows, r.cols, Storage::hilo, ExceptionLoad{});
     const double padded = static_cast<double>((r.rows + format::kGroupRows - 1) / format::kGroupRows *
                                               format::kGroupRows) *
                           static_cast<double>((r.cols + format::kGroupK - 1) / format::kGroupK * format::kGroupK);
@@ -50,6 +52,15 @@ TensorReport analyse(const safetensors::File& f, const safetensors::TensorInfo& 
     r.exceptions = bc.outside;
     r.exception_rate = static_cast<double>(bc.outside) / static_cast<double>(elements);
     r.bits = p.bits_per_weight();
+    if (t.shape.size() == 2) {  // (as prepare measures the exceptions for the plan: api.cu)
+      ExceptionLoad exc;
+      if (!r.fallback) {
+        exc.rate = static_cast<double>(p.exceptions()) / static_cast<double>(elements);
+        for (size_t b = 0; b + 1 < p.exc_off.size(); ++b)
+          exc.block_max = std::max<int64_t>(exc.block_max, p.exc_off[b + 1] - p.exc_off[b]);
+      }
+      r.ours = own_kernels(r.rows, r.cols, r.fallback ? Storage::packed16 : Storage::packed12, exc);
+    }
   }
   r.bytes_packed = r.bits * static_cast<double>(elements) / 8.0;
   return r;
@@ -58,6 +69,26 @@ TensorReport analyse(const safetensors::File& f, const safetensors::TensorInfo& 
 std::string mb(double bytes) { return fmt::format("{:.3f}", bytes / 1e6); }
 
 }  // namespace
+
+std::string own_kernels(int64_t rows, int64_t k, Storage storage, const ExceptionLoad& exc) {
+  std::string s;
+  Kernel run = Kernel::vendor;
+  int64_t first = 0;
+  auto close = [&](int64_t last) {
+    if (run != Kernel::vendor)
+      s += fmt::format("{}{} {}-{}", s.empty() ? "" : ", ", to_string(run), first, last);
+  };
+  for (int64_t m = 1; m <= 64; ++m) {
+    const Kernel kern = select_plan(Shape{rows, k, storage}, m, exc).kernel;
+    if (kern != run) {
+      close(m - 1);
+      run = kern;
+      first = m;
+    }
+  }
+  close(64);
+  return s.empty() ? "-" : s;
+}
 
 FileReport inspect_file(const std::string& path) {
   FileReport rep;
@@ -85,8 +116,8 @@ FileReport inspect_file(const std::string& path) {
 
 std::string render(const FileReport& rep) {
   std::string s = fmt::format("{}: {} tensors\n", rep.path, rep.tensors.size());
-  s += fmt::format("{:<40} {:<5} {:<20} {:<7} {:>9} {:>11} {:>9} {:>12} {:>12}\n", "tensor", "dtype", "shape",
-                   "code", "bits/w", "exc. rate", "fallback", "MB now", "MB packed");
+  s += fmt::format("{:<40} {:<5} {:<20} {:<7} {:>9} {:>11} {:>9} {:>12} {:>12}  {}\n", "tensor", "dtype", "shape",
+                   "code", "bits/w", "exc. rate", "fallback", "MB now", "MB packed", "own kernels at m <= 64");
   for (const auto& t : rep.tensors) {
     const std::string shape = fmt::format("[{}]", fmt::join(t.shape, ", "));
     if (!t.skipped.empty()) {
@@ -96,8 +127,9 @@ std::string render(const FileReport& rep) {
     }
     const std::string rate = t.dtype == "BF16" ? fmt::format("{:.3e}", t.exception_rate) : "-";
     const std::string fb = t.dtype == "BF16" ? (t.fallback ? "yes" : "no") : "-";
-    s += fmt::format("{:<40} {:<5} {:<20} {:<7} {:>9.4f} {:>11} {:>9} {:>12} {:>12}\n", t.name, t.dtype, shape,
-                     t.code, t.bits, rate, fb, mb(static_cast<double>(t.bytes_now)), mb(t.bytes_packed));
+    s += fmt::format("{:<40} {:<5} {:<20} {:<7} {:>9.4f} {:>11} {:>9} {:>12} {:>12}  {}\n", t.name, t.dtype, shape,
+                     t.code, t.bits, rate, fb, mb(static_cast<double>(t.bytes_now)), mb(t.bytes_packed),
+                     t.ours.empty() ? "-" : t.ours);
   }
   const double ratio = rep.bytes_now ? rep.bytes_packed / static_cast<double>(rep.bytes_now) : 1.0;
   s += fmt::format("total: {} MB now, {} MB packed ({:.1f}% of now); BF16 + F32 tensors: {} MB -> {} MB\n",

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "solgemm/plan.hpp"
+
 namespace solgemm::inspect {
 
 struct TensorReport {
@@ -23,6 +25,7 @@ struct TensorReport {
   double bits = 0;              // bits per weight as packed, side tables included
   uint64_t bytes_now = 0;       // as stored in the file
   double bytes_packed = 0;      // as the kernels would read it (skipped: = bytes_now)
+  std::string ours;             // 2-D tensors: the token counts of 1..64 that solgemm's own kernels serve (own_kernels)
 };
 
 struct FileReport {
@@ -34,6 +37,10 @@ struct FileReport {
   double packable_packed = 0;
 };
 
+// The plan's kernel families over m = 1..64 for an N x K matrix of this storage (the weights as out = x @ W.T: N = rows,
+// K = cols) other than the vendor family (cuBLAS), as runs, e.g. "skinny 1-16" or "simt 1-8, skinny 9-16"; "-" where
+// every m goes to cuBLAS.
+std::string own_kernels(int64_t rows, int64_t k, Storage storage, const ExceptionLoad& exc);
 // Reads and analyses every tensor; throws solgemm::Error (naming file, tensor, problem) on a broken file.
 FileReport inspect_file(const std::string& path);
 // Human-readable table plus the totals line.
