@@ -22,14 +22,7 @@
 #include <string>
 #include <vector>
 
-#define CK(x)                                                                                      \
-  do {                                                                                             \
-    cudaError_t e_ = (x);                                                                          \
-    if (e_ != cudaSuccess) {                                                                       \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));     \
-      std::exit(2);                                                                                \
-    }                                                                                              \
-  } while (0)
+#include "bench_util.cuh"  // CK
 
 namespace {
 
