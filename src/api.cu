@@ -207,8 +207,7 @@ Weights Weights::prepare(const void* d_W, DType wt, int64_t n, int64_t k, cudaSt
     impl->desc = pk.describe() + note;
     if (impl->storage == Storage::packed12) {
       impl->exc_load.rate = static_cast<double>(pk.exceptions()) / (static_cast<double>(n) * static_cast<double>(k));
-      for (size_t b = 0; b + 1 < pk.exc_off.size(); ++b)
-        impl->exc_load.block_max = std::max<int64_t>(impl->exc_load.block_max, pk.exc_off[b + 1] - pk.exc_off[b]);
+      impl->exc_load.block_max = pk.block_max_exceptions();
       impl->desc += fmt::format("; at most {} exceptions in a block of 16 x 256", impl->exc_load.block_max);
     }
     // The rows the plan sends to the simt family (the unpooler's slice) also in its 12-bit layout, where every row's

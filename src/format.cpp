@@ -464,6 +464,12 @@ std::vector<uint32_t> exception_blocks(const Packed& p) {
   return blk;
 }
 
+int64_t Packed::block_max_exceptions() const {
+  int64_t most = 0;
+  for (size_t b = 0; b + 1 < exc_off.size(); ++b) most = std::max<int64_t>(most, exc_off[b + 1] - exc_off[b]);
+  return most;
+}
+
 double Packed::bits_per_weight() const {
   const double bytes = static_cast<double>(data.size()) + 4.0 * static_cast<double>(exc_off.size()) +
                        4.0 * static_cast<double>(exc.size());

@@ -141,12 +141,20 @@ std::optional<UntunedLayout> untuned_skinny_layout(int64_t rows, int64_t k) {
   return best;
 }
 
-int64_t untuned_skinny_max_m(int64_t rows, int64_t k) {
+namespace {
+
+// The most tokens an untuned shape's rule layout `u` serves (untuned_skinny_max_m).
+int64_t untuned_max_m(const UntunedLayout& u, int64_t rows, int64_t k) {
   if (rows * k < kUntunedSkinnyMinWeights) return 0;
-  const auto u = untuned_skinny_layout(rows, k);
-  if (!u) return 0;
-  if (u->cs > 1) return kUntunedSkinnySplitMaxM;
+  if (u.cs > 1) return kUntunedSkinnySplitMaxM;
   return rows * k >= kUntunedSkinny16MinWeights ? kUntunedSkinnyMaxM16 : kUntunedSkinnyMaxM;
+}
+
+}  // namespace
+
+int64_t untuned_skinny_max_m(int64_t rows, int64_t k) {
+  const auto u = untuned_skinny_layout(rows, k);
+  return u ? untuned_max_m(*u, rows, k) : 0;
 }
 
 namespace {
@@ -516,10 +524,13 @@ Plan select_plan(const Shape& s, int64_t m, const ExceptionLoad& exc) {
         }
       // Shapes the table was not tuned on: the layout rule's skinny layout at few tokens (perf-notes step 207), with the
       // same exception bounds as the tuned rows.
-      if (s.storage == Storage::packed12 && m <= untuned_skinny_max_m(s.rows, s.k) && find_tuned(kTunedPacked, s) == nullptr)
+      // (tuned shapes and small matrices first, so that their calls never run the rule's search)
+      if (s.storage == Storage::packed12 && s.rows * s.k >= kUntunedSkinnyMinWeights &&
+          find_tuned(kTunedPacked, s) == nullptr)
         if (const auto u = untuned_skinny_layout(s.rows, s.k)) {
+          const int64_t last = untuned_max_m(*u, s.rows, s.k);
           const double rate_bound = u->cs > 1 ? kExcRateTokensStagedX : kExcRateTokens;
-          if (static_cast<double>(m) * exc.rate <= rate_bound && m * exc.block_max <= kExcBlockTokens) {
+          if (m <= last && static_cast<double>(m) * exc.rate <= rate_bound && m * exc.block_max <= kExcBlockTokens) {
             Plan p;
             p.kernel = Kernel::skinny;
             p.cfg = make_config({u->cs, u->rt_cta, u->wk, u->gpw}, n_tiles_for(m, 4));
@@ -527,7 +538,7 @@ Plan select_plan(const Shape& s, int64_t m, const ExceptionLoad& exc) {
                 "untuned shape at m <= {}: the layout rule (about 2 CTAs per SM, K as one sequence of {} slices of {} "
                 "groups; perf-notes step 207: tune_plan on other models' shapes, "
                 "docs/results/tuning/2026-12-03_h200_s49-other-shapes.md)",
-                untuned_skinny_max_m(s.rows, s.k), u->cs * u->wk, u->gpw);
+                last, u->cs * u->wk, u->gpw);
             return p;
           }
         }

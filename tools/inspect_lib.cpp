@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <algorithm>
 #include <cstring>
 
 #include "solgemm/format.hpp"
@@ -56,8 +55,7 @@ TensorReport analyse(const safetensors::File& f, const safetensors::TensorInfo& 
       ExceptionLoad exc;
       if (!r.fallback) {
         exc.rate = static_cast<double>(p.exceptions()) / static_cast<double>(elements);
-        for (size_t b = 0; b + 1 < p.exc_off.size(); ++b)
-          exc.block_max = std::max<int64_t>(exc.block_max, p.exc_off[b + 1] - p.exc_off[b]);
+        exc.block_max = p.block_max_exceptions();
       }
       r.ours = own_kernels(r.rows, r.cols, r.fallback ? Storage::packed16 : Storage::packed12, exc);
     }

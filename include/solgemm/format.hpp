@@ -75,6 +75,7 @@ struct Packed {
   std::vector<uint32_t> exc_off;     // row_tiles * k_blocks + 1 offsets (12-bit code only)
   std::vector<uint32_t> exc;         // exception entries
   int64_t exceptions() const { return static_cast<int64_t>(exc.size()); }
+  int64_t block_max_exceptions() const;  // the most exceptions in one block (16 rows x 256 k); 0 without exceptions
   // Every byte the kernels read for the weights, side tables included, per weight of the logical matrix.
   double bits_per_weight() const;
   std::string describe() const;
