@@ -109,7 +109,9 @@ void skinny_dispatch(const Config& cfg, const PackedView& w, const __nv_bfloat16
     // one 2-D box of exactly m rows per k warp: there the zero fill slowed the stream by up to 4 us at 17 tokens, while
     // 2-D boxes per k warp cost the 1-CTA variant and 8 k warps 1.3-2.8 us. The rows past m of a slot keep stale data;
     // their MMA columns are independent of the stored ones and never stored (GPU test XRingStaleRowsNeverReachOutput).
-    const bool exact = two && a.wk <= 4 && m < 8 * cfg.n_tiles;
+    // (At one token tile (m < 8) the 4-D box with its zero fill is 1.2-2.4 us faster than m-row boxes per k warp: perf-
+    // notes step 208, 6144 x 4096 and 7168 x 8192 at 2..6 tokens on cs1 / rt2 / wk4.)
+    const bool exact = two && a.wk <= 4 && m < 8 * cfg.n_tiles && cfg.n_tiles > 1;
     a.xbox_rows = (a.xbox_req == 0 ? exact : a.xbox_req == 2) ? static_cast<int>(std::min<int64_t>(m, 8 * cfg.n_tiles))
                                                                : 8 * cfg.n_tiles;
     a.x4d = whole_runs(a) && a.xbox_rows == 8 * cfg.n_tiles && a.xbox_req != 3 ? 1 : 0;
