@@ -25,7 +25,8 @@
 // only the shape's first r rows; TUNE_K=k gives the shape K = k; TUNE_LLM=1 draws the BF16 weights as the judge's
 // llm-like generator does (seed 0); TUNE_NO_VENDOR=1 leaves the vendor tuning out (its row is then the default call).
 // TUNE_SHAPES="name=NxK,..." runs these BF16 shapes (N(0, 0.02^2) weights, every row computed) instead of the judge's,
-// e.g. other models' projections, to see what the plan does with shapes it was not tuned on (no stream rows there).
+// e.g. other models' projections, to see what the plan does with shapes it was not tuned on (no stream rows there);
+// TUNE_PREPARED=1 then times what Weights::prepare + run do with each (the library's own choice, tuned at prepare).
 //
 // Output: markdown on stdout, one table per shape (committed under docs/results/tuning/).
 // Usage: tune_plan [screen reps=15] [final reps=60] [m list, e.g. 1,8,16] [shape name]
@@ -363,6 +364,30 @@ int main(int argc, char** argv) {
       ws.k = sh.k;
       const std::vector<uint16_t> hw = solgemm::judge::gen::bf16_weights(ws, sh.n);
       CK(cudaMemcpy(dw, hw.data(), hw.size() * 2, cudaMemcpyHostToDevice));
+    }
+    // TUNE_PREPARED=1: what the library does with this BF16 shape, as a user gets it: Weights::prepare (its vendor
+    // tuning and, for shapes the plan was not tuned on, its timed skinny layout: perf-notes step 211), then each m's
+    // call by Weights::run against cuBLAS and the vendor family (a second Weights forced to it: the same tuning).
+    if (std::getenv("TUNE_PREPARED") && !sh.hilo) {
+      solgemm::PrepareOptions po;
+      const solgemm::Weights wp = solgemm::Weights::prepare(dw, solgemm::DType::bf16, sh.n, sh.k, tm.s, po);
+      po.kernel = "vendor";
+      const solgemm::Weights wv = solgemm::Weights::prepare(dw, solgemm::DType::bf16, sh.n, sh.k, tm.s, po);
+      std::printf("\n## %s (%lld x %lld), prepared\n\n%s\n\n| m | plan | prepared us | cuBLAS us | vendor us | "
+                  "prepared / vendor |\n|---|---|---|---|---|---|\n",
+                  sh.name.c_str(), static_cast<long long>(sh.n), static_cast<long long>(sh.k), wp.description().c_str());
+      for (int m : ms) {
+        auto* o = static_cast<__nv_bfloat16*>(out);
+        const float p_us = tm.time([&] { wp.run(x, m, o, sh.n, tm.s); }) - fixed;
+        const float c_us = tm.time([&] { solgemm::kernels::launch_vendor(blas, nullptr, dw, x, m, o, sh.n, sh.k, tm.s); }) - fixed;
+        const float v_us = tm.time([&] { wv.run(x, m, o, sh.n, tm.s); }) - fixed;
+        const std::string plan = wp.plan_for(m, sh.n);
+        std::printf("| %d | %s | %.2f | %.2f | %.2f | %.3f |\n", m, plan.substr(0, plan.find(" (")).c_str(), p_us, c_us,
+                    v_us, p_us / v_us);
+        std::fflush(stdout);
+      }
+      CK(cudaFree(dw));
+      continue;
     }
     std::vector<void*> owned;
     auto upload = [&](const void* h, size_t bytes) {

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 namespace solgemm {
 
@@ -110,16 +112,21 @@ Layout auto_layout(int64_t rows, int64_t k) {
 // there share a form: about two CTAs per SM (at most 264 CTAs in one wave of an H200), at most 8 compute warps per CTA
 // (what the 2-CTA variant holds at 32 tokens), K summed as one sequence of slices (no split, the k warps of a CTA in
 // order; or split over a cluster of 1 k warp per CTA), split K only where the row tiles alone cannot give the SMs
-// even work. The rule scores each such layout by its busiest SM's groups (one CTA per SM streams slower: x1.4; a split
-// pays its cluster exchange: 20 + 10 per row tile; fewer warps hide less: 3 per missing warp) and keeps the cheapest.
-// One layout per shape, whatever m: one K order (batch invariance over every m it serves). nullopt where no layout
-// fits (K not a multiple of 64, or groups that no slice count divides).
-std::optional<UntunedLayout> untuned_skinny_layout(int64_t rows, int64_t k) {
-  if (rows < 16 || k < 128 || k % 64 != 0) return std::nullopt;
+// even work. The rule scores each such layout by its busiest SM's groups (one CTA per SM streams slower: x1.4; fewer
+// than 4 compute warps on that SM stream slower in proportion: x 4 / warps (perf-notes step 211: 2 warps per SM, one
+// per CTA, ran 1.4-1.9x slower than 10); a split pays its cluster exchange: 20 + 10 per row tile; fewer warps per CTA hide less:
+// 3 per missing warp) and keeps the cheapest. One layout per shape, whatever m: one K order (batch invariance over
+// every m it serves). nullopt where no layout fits (K not a multiple of 64, or groups that no slice count divides).
+namespace {
+
+// Every layout of the rule's form for (rows, k) with its cost, at most max_ctas CTAs, clusters up to max_cs, in the
+// order enumerated (cs, wk, rt ascending).
+std::vector<std::pair<double, UntunedLayout>> untuned_layouts(int64_t rows, int64_t k, int64_t max_ctas, int max_cs) {
+  std::vector<std::pair<double, UntunedLayout>> out;
+  if (rows < 16 || k < 128 || k % 64 != 0) return out;
   const int64_t tiles = ceil_div(rows, 16), groups = k / 64;
-  std::optional<UntunedLayout> best;
-  double best_cost = 1e300;
-  for (int cs : {1, 2, 4, 8})
+  for (int cs : {1, 2, 4, 8, 16}) {
+    if (cs > max_cs) continue;
     for (int wk : {1, 2, 4, 8}) {
       if (cs > 1 && wk > 1) continue;  // K in one sequence of slices
       if (groups % (cs * wk) != 0) continue;
@@ -128,17 +135,45 @@ std::optional<UntunedLayout> untuned_skinny_layout(int64_t rows, int64_t k) {
       for (int rt = 1; rt <= 12 && rt <= tiles; ++rt) {
         if (rt * wk > 8) continue;
         const int64_t ctas = cs * ceil_div(tiles, rt);
-        if (ctas > 264 || ctas < 66) continue;
-        const int64_t busiest = ceil_div(ctas, 132) * rt * wk * gpw;  // groups on the busiest SM
-        const double cost = static_cast<double>(busiest) * (ctas <= 132 ? 1.4 : 1.0) + (cs > 1 ? 20.0 + 10.0 * rt : 0.0) +
-                            3.0 * (8 - rt * wk);
-        if (cost < best_cost - 1e-9) {
-          best_cost = cost;
-          best = UntunedLayout{cs, rt, wk, static_cast<int>(gpw)};
-        }
+        if (ctas > max_ctas || ctas < 66) continue;
+        const int64_t per_sm = ceil_div(ctas, 132);
+        const int64_t busiest = per_sm * rt * wk * gpw;  // groups on the busiest SM
+        const double warps = static_cast<double>(std::min<int64_t>(per_sm, 2) * rt * wk);  // resident on it
+        const double cost = static_cast<double>(busiest) * (ctas <= 132 ? 1.4 : 1.0) * std::max(1.0, 4.0 / warps) +
+                            (cs > 1 ? 20.0 + 10.0 * rt : 0.0) + 3.0 * (8 - rt * wk);
+        out.push_back({cost, UntunedLayout{cs, rt, wk, static_cast<int>(gpw)}});
       }
     }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<UntunedLayout> untuned_skinny_layout(int64_t rows, int64_t k) {
+  std::optional<UntunedLayout> best;
+  double best_cost = 1e300;
+  for (const auto& [cost, u] : untuned_layouts(rows, k, 264, 8))
+    if (cost < best_cost - 1e-9) {
+      best_cost = cost;
+      best = u;
+    }
   return best;
+}
+
+std::vector<UntunedLayout> untuned_skinny_candidates(int64_t rows, int64_t k, size_t count) {
+  auto all = untuned_layouts(rows, k, 528, 16);
+  std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<UntunedLayout> out;
+  if (const auto r = untuned_skinny_layout(rows, k)) out.push_back(*r);  // the rule's own first
+  for (const auto& [cost, u] : all) {
+    if (out.size() >= count) break;
+    const bool dup = std::any_of(out.begin(), out.end(), [&](const UntunedLayout& o) {
+      return o.cs == u.cs && o.rt_cta == u.rt_cta && o.wk == u.wk && o.gpw == u.gpw;
+    });
+    if (!dup) out.push_back(u);
+  }
+  return out;
 }
 
 namespace {
@@ -196,6 +231,16 @@ int n_tiles_for(int64_t m, int max_tiles) {
   while (8 * nt < m && nt < max_tiles) nt *= 2;
   return nt;
 }
+
+}  // namespace
+
+bool untuned_skinny_shape(int64_t rows, int64_t k) {
+  const Shape s{rows, k, Storage::packed12};
+  return rows * k >= kUntunedSkinnyMinWeights && find_tuned(kTunedPacked, s) == nullptr &&
+         untuned_skinny_layout(rows, k).has_value();
+}
+
+namespace {
 
 // BF16 weights, packed (12-bit or 16-bit fallback): the skinny family for m <= 64 (memory-bound).
 Plan plan_packed(const Shape& s, int64_t m) {
@@ -494,7 +539,9 @@ int64_t simt_rows_bf16(int64_t n, int64_t k) {
 
 Plan select_plan(const Shape& s, int64_t m) { return select_plan(s, m, ExceptionLoad{}); }
 
-Plan select_plan(const Shape& s, int64_t m, const ExceptionLoad& exc) {
+Plan select_plan(const Shape& s, int64_t m, const ExceptionLoad& exc) { return select_plan(s, m, exc, nullptr); }
+
+Plan select_plan(const Shape& s, int64_t m, const ExceptionLoad& exc, const UntunedChoice* measured) {
   if (s.storage == Storage::packed12 || s.storage == Storage::packed16 || s.storage == Storage::hilo)
     if (const SimtWin* w = find_simt(s, m)) {
       Plan p = plan_simt(s, m);
@@ -522,26 +569,35 @@ Plan select_plan(const Shape& s, int64_t m, const ExceptionLoad& exc) {
           p.why = w.why;
           return p;
         }
-      // Shapes the table was not tuned on: the layout rule's skinny layout at few tokens (perf-notes step 207), with the
-      // same exception bounds as the tuned rows.
+      // Shapes the table was not tuned on: the layout prepare measured for all N rows (UntunedChoice), else the layout
+      // rule's at few tokens (perf-notes steps 207, 211), with the same exception bounds as the tuned rows.
       // (tuned shapes and small matrices first, so that their calls never run the rule's search)
       if (s.storage == Storage::packed12 && s.rows * s.k >= kUntunedSkinnyMinWeights &&
-          find_tuned(kTunedPacked, s) == nullptr)
-        if (const auto u = untuned_skinny_layout(s.rows, s.k)) {
-          const int64_t last = untuned_max_m(*u, s.rows, s.k);
+          find_tuned(kTunedPacked, s) == nullptr) {
+        const bool meas = measured != nullptr && measured->rows == s.rows;
+        const std::optional<UntunedLayout> u =
+            meas ? (measured->max_m > 0 ? std::optional<UntunedLayout>(measured->layout) : std::nullopt)
+                 : untuned_skinny_layout(s.rows, s.k);
+        if (u) {
+          const int64_t last = meas ? measured->max_m : untuned_max_m(*u, s.rows, s.k);
           const double rate_bound = u->cs > 1 ? kExcRateTokensStagedX : kExcRateTokens;
           if (m <= last && static_cast<double>(m) * exc.rate <= rate_bound && m * exc.block_max <= kExcBlockTokens) {
             Plan p;
             p.kernel = Kernel::skinny;
             p.cfg = make_config({u->cs, u->rt_cta, u->wk, u->gpw}, n_tiles_for(m, 4));
-            p.why = fmt::format(
-                "untuned shape at m <= {}: the layout rule (about 2 CTAs per SM, K as one sequence of {} slices of {} "
-                "groups; perf-notes step 207: tune_plan on other models' shapes, "
-                "docs/results/tuning/2026-12-03_h200_s49-other-shapes.md)",
-                last, u->cs * u->wk, u->gpw);
+            p.why = meas ? fmt::format("untuned shape at m <= {}: the layout that ran fastest of the rule's candidates "
+                                       "when prepare timed them, ahead of the tuned cuBLASLt at every m it timed up to "
+                                       "there (K as one sequence of {} slices of {} groups; perf-notes step 211)",
+                                       last, u->cs * u->wk, u->gpw)
+                         : fmt::format(
+                               "untuned shape at m <= {}: the layout rule (about 2 CTAs per SM, K as one sequence of {} "
+                               "slices of {} groups; perf-notes steps 207, 211: tune_plan on other models' shapes, "
+                               "docs/results/tuning/2026-12-03_h200_s49-other-shapes.md)",
+                               last, u->cs * u->wk, u->gpw);
             return p;
           }
         }
+      }
       // Measured on the H200 (docs/perf-notes.md): elsewhere the skinny family (m <= 64) and the wide family
       // (m > 64) are correct but not faster than cuBLAS. Force them with PrepareOptions::kernel ("skinny",
       // "wide") to measure them.

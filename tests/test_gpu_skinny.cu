@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iostream>
 #include <memory>
 #include <set>
 #include <string>
@@ -370,6 +371,112 @@ TEST(Skinny, PlanLayoutsBatchInvariant) {
         EXPECT_TRUE(std::equal(o.begin(), o.begin() + m * l.n, top.begin())) << "rows differ from m=" << l.max_m;
       }
     }
+  }
+}
+
+// Every layout prepare may time for an untuned shape (plan.hpp untuned_skinny_candidates, perf-notes step 211), as the
+// plan would configure it, against FP64 at 1, 3, 8 and 16 tokens, each m's rows bitwise those of m = 16 (one K order).
+// A layout may not fit some m (a launch error: prepare's tuner then does not serve that m with it); every one must run
+// at one token.
+TEST(Skinny, UntunedCandidatesAgainstFp64) {
+  SOLGEMM_REQUIRE_GPU();
+  const uint64_t seed = solgemm::testing::test_seed(0x211u);
+  for (const auto& [n, k] : {std::pair<int64_t, int64_t>{1024, 8192}, {2048, 8192}, {4608, 3584}}) {
+    SCOPED_TRACE(std::to_string(n) + "x" + std::to_string(k) + " " + skt::seed_msg(seed));
+    FamilyCase fc(n, k, n, 16);
+    ASSERT_NO_FATAL_FAILURE(fc.make(seed + static_cast<uint64_t>(n), seed + 7));
+    const std::vector<solgemm::UntunedLayout> cands = solgemm::untuned_skinny_candidates(n, k, 12);
+    ASSERT_GE(cands.size(), 4u);
+    for (const solgemm::UntunedLayout& u : cands) {
+      const solgemm::UntunedChoice c{n, u, 16};
+      std::vector<uint16_t> top, o;
+      for (int m : {16, 1, 3, 8}) {
+        const solgemm::Plan p = solgemm::select_plan({n, k, solgemm::Storage::packed12}, m, solgemm::ExceptionLoad{}, &c);
+        ASSERT_EQ(p.kernel, solgemm::Kernel::skinny) << p.str();
+        const std::string what = "m=" + std::to_string(m) + " " + p.cfg.str();
+        try {
+          fc.run(p.cfg, fc.v, m, what, &o);
+        } catch (const solgemm::Error& e) {
+          EXPECT_NE(m, 1) << what << ": " << e.what();
+          continue;
+        }
+        if (m == 16)
+          top = o;
+        else if (!top.empty())
+          EXPECT_TRUE(std::equal(o.begin(), o.begin() + m * n, top.begin())) << what << ": rows differ from m = 16";
+      }
+    }
+  }
+}
+
+// An untuned shape through the API as a user gets it: prepare times the candidates against the tuned cuBLASLt and
+// serves the fastest at 1..max_m (whatever it chose on this GPU): the plan says skinny exactly there, every m of 1..64
+// is right against FP64 with probe rows exact and nothing written past m x rows, the skinny range batch invariant, and
+// replays bitwise equal.
+TEST(Skinny, UntunedShapeTimedAtPrepare) {
+  SOLGEMM_REQUIRE_GPU();
+  const uint64_t seed = solgemm::testing::test_seed(0x2110u);
+  for (const auto& [n, k] : {std::pair<int64_t, int64_t>{1024, 8192}, {2048, 8192}}) {
+    const std::string tag = std::to_string(n) + "x" + std::to_string(k) + " " + skt::seed_msg(seed);
+    SCOPED_TRACE(tag);
+    Dev<__nv_bfloat16> dw(static_cast<size_t>(n * k));
+    std::vector<uint16_t> hw;
+    ASSERT_NO_FATAL_FAILURE(skt::gen_weights(dw.p, n, k, seed + static_cast<uint64_t>(n), 0.02f, &hw));
+    cudaStream_t st;
+    SKT_CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    auto w = solgemm::Weights::prepare(dw.p, solgemm::DType::bf16, n, k, st, solgemm::PrepareOptions{});
+    ASSERT_NE(w.description().find("untuned shape"), std::string::npos) << w.description();
+    int served = 0;
+    while (served < kMaxM && w.plan_for(served + 1, n).find("skinny") != std::string::npos) ++served;
+    for (int m = served + 1; m <= kMaxM; ++m)
+      ASSERT_EQ(w.plan_for(m, n).find("skinny"), std::string::npos) << "m=" << m << " " << w.plan_for(m, n);
+    ASSERT_LE(served, 16) << w.description();
+    std::cout << tag << ": " << w.description().substr(w.description().find("untuned shape")) << "\n";
+    Dev<__nv_bfloat16> x(static_cast<size_t>(kMaxM * k));
+    const skt::Probes pr = skt::make_x(x.p, kMaxM, k, seed, nullptr, 8);
+    Dev<double> ref(static_cast<size_t>(kMaxM * n));
+    skt::ref_fp64<<<dim3(static_cast<unsigned>(n), kMaxM / 8), 256>>>(x.p, dw.p, ref.p, kMaxM, n, k);
+    SKT_CK(cudaDeviceSynchronize());
+    const std::vector<double> href = ref.get();
+    const size_t total = static_cast<size_t>(kMaxM * n + kGuard);
+    Dev<uint16_t> out(total);
+    std::vector<uint16_t> top;
+    std::vector<int> ms;
+    for (int m = std::max(served, 1); m >= 1; --m) ms.push_back(m);  // the skinny range's top first
+    for (int m : {17, 32, 64}) ms.push_back(m);
+    for (int m : ms) {
+      SCOPED_TRACE("m=" + std::to_string(m) + " " + w.plan_for(m, n));
+      SKT_CK(cudaMemset(out.p, 0xFF, total * 2));
+      w.run(x.p, m, out.p, n, st);
+      SKT_CK(cudaStreamSynchronize(st));
+      const std::vector<uint16_t> o = out.get();
+      const skt::PoisonCounts pc = skt::poison_counts(o, static_cast<size_t>(m) * n);
+      ASSERT_EQ(pc.bad, 0u) << "NaN/Inf (unwritten?) in out";
+      ASSERT_EQ(pc.guard_bad, 0u) << "written past m x rows";
+      EXPECT_LE(skt::rel_l2(o, href, n, 0, m), 1e-2);
+      for (int64_t r = 0; r < m; r += 8) {  // probe rows: one weight column times a power of two, exact
+        const size_t pi = static_cast<size_t>(r / 8);
+        int64_t mism = 0;
+        for (int64_t j = 0; j < n; ++j) {
+          const float ev = std::ldexp(bf16_to_f32(hw[static_cast<size_t>(j * k + pr.col[pi])]) *
+                                          static_cast<float>(pr.sign[pi]), pr.e[pi]);
+          const uint16_t got = o[static_cast<size_t>(r * n + j)];
+          mism += !(got == f32_to_bf16_rn(ev) || (std::fabs(ev) < 1.1754944e-38f && (got & 0x7FFF) == 0));
+        }
+        EXPECT_EQ(mism, 0) << "probe row " << r;
+      }
+      if (m <= served) {
+        if (top.empty())
+          top = o;
+        else
+          EXPECT_TRUE(std::equal(o.begin(), o.begin() + m * n, top.begin())) << "rows differ from m = " << served;
+      }
+    }
+    for (int m : {1, std::max(served, 1), 32}) {
+      SCOPED_TRACE("replays m=" + std::to_string(m) + " " + tag);
+      skt::expect_replays_equal(w, x.p, out, total, m, n, st);
+    }
+    cudaStreamDestroy(st);
   }
 }
 

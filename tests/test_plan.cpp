@@ -217,6 +217,64 @@ TEST(Plan, SkinnyRanges) {
 // for the large no-split layouts, 1..4 for the split ones (one layout, so one K order: batch invariant), cuBLAS above; the rule gives the tuned shapes their own m <= 8
 // layouts back (pooler, unpooler, qkv_gate at 1..4), and the validated other models' shapes the layouts measured fastest
 // or within the K order class of the fastest (tuning/2026-12-03_h200_s49-other-shapes.md).
+// The layouts prepare times for an untuned shape (kernels::tune_untuned): the rule's first, distinct, each valid.
+TEST(Plan, UntunedCandidates) {
+  for (const auto& [n, k] : {std::pair<int64_t, int64_t>{1024, 8192}, {2048, 8192}, {6144, 4096}, {4608, 3584},
+                             {28672, 4096}}) {
+    SCOPED_TRACE(testing::Message() << n << "x" << k);
+    const auto c = solgemm::untuned_skinny_candidates(n, k, 12);
+    const auto r = solgemm::untuned_skinny_layout(n, k);
+    ASSERT_TRUE(r.has_value());
+    ASSERT_FALSE(c.empty());
+    EXPECT_LE(c.size(), 12u);
+    EXPECT_EQ(c[0].cs, r->cs);
+    EXPECT_EQ(c[0].rt_cta, r->rt_cta);
+    EXPECT_EQ(c[0].wk, r->wk);
+    EXPECT_EQ(c[0].gpw, r->gpw);
+    for (size_t i = 0; i < c.size(); ++i) {
+      EXPECT_EQ(static_cast<int64_t>(c[i].cs) * c[i].wk * c[i].gpw * 64, k);
+      EXPECT_TRUE(c[i].cs == 1 || c[i].wk == 1);
+      EXPECT_LE(c[i].rt_cta * c[i].wk, 8);
+      EXPECT_LE(c[i].cs * ((n + 15) / 16 + c[i].rt_cta - 1) / c[i].rt_cta, 528);
+      for (size_t j = 0; j < i; ++j)
+        EXPECT_FALSE(c[i].cs == c[j].cs && c[i].rt_cta == c[j].rt_cta && c[i].wk == c[j].wk && c[i].gpw == c[j].gpw);
+    }
+  }
+  // clusters of 16 among them where N is small (step 211: 1024 x 8192 ran 6.9 us on cs16 / rt5 against 7.8 for the
+  // best cluster of 8)
+  const auto c = solgemm::untuned_skinny_candidates(1024, 8192, 12);
+  EXPECT_TRUE(std::any_of(c.begin(), c.end(), [](const solgemm::UntunedLayout& u) { return u.cs == 16; }));
+  EXPECT_TRUE(solgemm::untuned_skinny_shape(1024, 8192));
+  EXPECT_FALSE(solgemm::untuned_skinny_shape(4096, 8192));  // the pooler: a plan row
+  EXPECT_FALSE(solgemm::untuned_skinny_shape(896, 896));    // too small
+}
+
+// What prepare measured replaces the rule for calls of all N rows: its layout at 1..max_m, the vendor family above and
+// at max_m = 0; calls of fewer rows keep the rule; the exception bounds still apply.
+TEST(Plan, UntunedMeasuredChoice) {
+  const solgemm::Shape s{1024, 8192, solgemm::Storage::packed12};
+  const solgemm::UntunedChoice c{1024, {16, 5, 1, 8}, 8};
+  for (int64_t m = 1; m <= 8; ++m) {
+    const auto p = solgemm::select_plan(s, m, solgemm::ExceptionLoad{}, &c);
+    SCOPED_TRACE(testing::Message() << "m=" << m << " plan=" << p.str());
+    ASSERT_EQ(p.kernel, solgemm::Kernel::skinny);
+    EXPECT_EQ(p.cfg.split_k, 16);
+    EXPECT_EQ(p.cfg.rt_cta, 5);
+    EXPECT_EQ(p.cfg.wk, 1);
+    EXPECT_EQ(p.cfg.gpw, 8);
+  }
+  EXPECT_EQ(solgemm::select_plan(s, 9, solgemm::ExceptionLoad{}, &c).kernel, solgemm::Kernel::vendor);
+  const solgemm::UntunedChoice none{1024, {16, 5, 1, 8}, 0};
+  EXPECT_EQ(solgemm::select_plan(s, 1, solgemm::ExceptionLoad{}, &none).kernel, solgemm::Kernel::vendor);
+  // a call of fewer rows than the measured N: the rule (its own layout, not the measured one)
+  const solgemm::UntunedChoice wide{2048, {16, 5, 1, 8}, 8};  // measured for N = 2048, called with 1024 rows
+  const auto r = solgemm::untuned_skinny_layout(1024, 8192);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(solgemm::select_plan(s, 1, solgemm::ExceptionLoad{}, &wide).cfg.split_k, r->cs);
+  // exceptions past the bounds: the vendor family whatever was measured
+  EXPECT_EQ(solgemm::select_plan(s, 1, solgemm::ExceptionLoad{1e-2, 10}, &c).kernel, solgemm::Kernel::vendor);
+}
+
 TEST(Plan, UntunedShapesRule) {
   struct Want {
     int64_t n, k;
@@ -224,7 +282,9 @@ TEST(Plan, UntunedShapesRule) {
   };
   for (const Want& w : {Want{4096, 8192, 1, 1, 8, 16}, Want{8192, 4096, 1, 2, 4, 16}, Want{2304, 8192, 8, 5, 1, 16},
                         Want{6144, 4096, 1, 2, 4, 16}, Want{4096, 4096, 1, 1, 8, 8}, Want{7168, 8192, 1, 2, 4, 32},
-                        Want{4608, 3584, 4, 5, 1, 14}, Want{3584, 3584, 1, 1, 8, 7}, Want{8192, 3584, 1, 2, 4, 14}}) {
+                        Want{4608, 3584, 4, 5, 1, 14}, Want{3584, 3584, 1, 1, 8, 7}, Want{8192, 3584, 1, 2, 4, 14},
+                        // (step 211: one compute warp per CTA, two per SM, ran 1.4-1.9x slower than cuBLAS here)
+                        Want{1024, 8192, 8, 2, 1, 16}, Want{2048, 8192, 1, 1, 8, 16}}) {
     const auto u = solgemm::untuned_skinny_layout(w.n, w.k);
     ASSERT_TRUE(u.has_value()) << w.n << "x" << w.k;
     EXPECT_EQ(u->cs, w.cs) << w.n << "x" << w.k;

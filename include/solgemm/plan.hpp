@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace solgemm {
 
@@ -105,8 +106,23 @@ inline constexpr int64_t kUntunedSkinnyMinWeights = int64_t{1} << 23;  // smalle
 inline constexpr int64_t kUntunedSkinnyMaxM16 = 16;
 inline constexpr int64_t kUntunedSkinny16MinWeights = int64_t{1} << 24;
 inline constexpr int64_t kUntunedSkinnySplitMaxM = 4;
-// The most tokens the plan serves an untuned 12-bit shape with on the skinny family (0: none).
+// The most tokens the plan serves an untuned 12-bit shape with on the skinny family (0: none), by the rule alone.
 int64_t untuned_skinny_max_m(int64_t rows, int64_t k);
+// Whether the plan treats a 12-bit (rows, k) as an untuned shape: no plan row for it, K a multiple of 64 and at least
+// kUntunedSkinnyMinWeights weights (prepare then times its layouts: kernels::tune_untuned).
+bool untuned_skinny_shape(int64_t rows, int64_t k);
+// The layouts prepare times for an untuned shape (kernels::tune_untuned): the rule's own, then the cheapest of a wider
+// set by the rule's cost (clusters up to 16, up to 4 CTAs per SM), at most `count`, distinct.
+std::vector<UntunedLayout> untuned_skinny_candidates(int64_t rows, int64_t k, size_t count);
+// What prepare measured for an untuned 12-bit shape (PrepareOptions::tune_vendor; perf-notes step 211): the candidate
+// that ran fastest, served at 1..max_m (0: none) where it beat the tuned cuBLASLt at every m timed up to max_m. It
+// replaces the rule for calls of exactly `rows` rows (the matrix's N); calls of fewer rows take the rule.
+struct UntunedChoice {
+  int64_t rows = 0;
+  UntunedLayout layout{};
+  int64_t max_m = 0;
+};
+Plan select_plan(const Shape& s, int64_t m, const ExceptionLoad& exc, const UntunedChoice* measured);
 // "reference" -> Kernel::reference, ...; an Error naming the choices for an unknown name.
 Kernel kernel_from_string(const std::string& name);
 

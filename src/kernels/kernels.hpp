@@ -103,6 +103,9 @@ std::string describe(const VendorTable& t);
 void launch_vendor(const Blas& blas, const VendorTable* table, const void* W, const __nv_bfloat16* x, int64_t m, __nv_bfloat16* out,
                    int64_t rows, int64_t k, cudaStream_t stream);
 
+// vendor.cu: x for the prepare-time tuners: N(0, 1)-like BF16 values (a hash of the index), as real activations.
+void fill_tuning_x(__nv_bfloat16* x, size_t count, cudaStream_t stream);
+
 // vendor.cu, FP32 weights stored as row-major BF16 hi, lo (and lo2 when exact, else nullptr): cuBLAS GEMMs
 // with FP32 output, out = x hi^T + 2^-8 x lo^T (+ 2^-16 x lo2^T), accumulated in out (beta = 1).
 void launch_vendor_hilo(const Blas& blas, const void* hi, const void* lo, const void* lo2, const __nv_bfloat16* x,
@@ -173,6 +176,18 @@ inline PackedView packed_view(const format::Packed& pk, const uint8_t* data, con
 // skinny.cu: m <= 64, packed12 / packed16. `path` (tests, bench): set to how the launch reduced split K (LaunchPath).
 void launch_skinny(const Config& cfg, const PackedView& w, const __nv_bfloat16* x, int64_t m,
                    __nv_bfloat16* out, int64_t rows, cudaStream_t stream, int* path = nullptr);
+
+// tune_untuned.cpp: a 12-bit BF16 shape the plan table was not tuned on (select_plan's untuned rule applies), timed at
+// prepare (perf-notes step 211): the rule's candidate layouts (untuned_skinny_candidates) at 1 and 8 tokens against
+// the vendor family as `table` tuned it, the fastest kept, then served at 1..max_m where it beat the vendor family in
+// interleaved pairs at every m of 1, 2, 4, 8, 16 up to there. tune_file as tune_vendor's (its own tag); later matrices
+// of the shape in the process reuse the choice. desc: what was chosen and measured, for Weights::description.
+struct UntunedTuning {
+  UntunedChoice choice;
+  std::string desc;
+};
+UntunedTuning tune_untuned(const Blas& blas, const VendorTable* table, const void* W, const PackedView& w,
+                           const ExceptionLoad& exc, int64_t max_m, cudaStream_t stream, const std::string& tune_file);
 
 // wide.cu: 64 < m (tuned for m <= 256), packed12 / packed16: decoded weights as wgmma's register A operand.
 void launch_wide(const Config& cfg, const PackedView& w, const __nv_bfloat16* x, int64_t m, __nv_bfloat16* out,

@@ -18,6 +18,7 @@
 #include <tuple>
 #include <vector>
 
+#include "cold_timer.hpp"
 #include "graph_capture.hpp"
 #include "kernels.hpp"
 #include "tune_choice.hpp"
@@ -101,6 +102,12 @@ __global__ void fill_x(__nv_bfloat16* x, size_t n) {
 }
 
 }  // namespace
+
+void fill_tuning_x(__nv_bfloat16* x, size_t count, cudaStream_t stream) { fill_x<<<256, 256, 0, stream>>>(x, count); }
+
+void cold_flush(const void* buf, size_t bytes, unsigned* sink, cudaStream_t stream) {
+  flush_l2<<<528, 512, 0, stream>>>(static_cast<const uint4*>(buf), bytes / 16, sink);
+}
 
 // Tuned per row count: all n rows, and the leading slices n/2, n/4, n/8 (a call computing only the first rows of
 // W, like the unpooler's 1024-row slice, is a different problem for cuBLAS: fewer output tiles, so a split-K
@@ -250,99 +257,35 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
       return t;
     }
   }
-  const size_t flush_bytes = size_t{256} << 20;
-  void *flush = nullptr, *xbuf = nullptr, *obuf = nullptr;
-  unsigned* sink = nullptr;
+  void *xbuf = nullptr, *obuf = nullptr;
   const int64_t mmax = kBucketTop[kBuckets - 1];
   auto cleanup = [&] {
-    cudaFree(flush);
     cudaFree(xbuf);
     cudaFree(obuf);
-    cudaFree(sink);
   };
   const size_t place_bytes = (kPlacements - 1) * kPlaceStride;  // (x and out at kPlacements places)
-  if (cudaMalloc(&flush, flush_bytes) != cudaSuccess || cudaMalloc(&xbuf, mmax * k * 2 + place_bytes) != cudaSuccess ||
-      cudaMalloc(&obuf, mmax * n * 2 + place_bytes) != cudaSuccess || cudaMalloc(&sink, 64) != cudaSuccess) {
+  ColdTimer tm;
+  if (!tm.ok() || cudaMalloc(&xbuf, mmax * k * 2 + place_bytes) != cudaSuccess ||
+      cudaMalloc(&obuf, mmax * n * 2 + place_bytes) != cudaSuccess) {
     cleanup();
     cudaGetLastError();
     return t;  // no memory to tune: every call takes the default path
   }
-  cudaMemsetAsync(flush, 1, flush_bytes, stream);
   fill_x<<<256, 256, 0, stream>>>(static_cast<__nv_bfloat16*>(xbuf), static_cast<size_t>(mmax * k) + place_bytes / 2);
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0);
-  cudaEventCreate(&e1);
   // Each candidate is timed the way calls are used: captured once into a CUDA graph on a private stream, replayed
-  // cold. A candidate that cannot be captured or fails scores +inf.
-  cudaStream_t ts = nullptr;
-  cudaStreamCreateWithFlags(&ts, cudaStreamNonBlocking);
+  // cold (cold_timer.hpp). A candidate that cannot be captured or fails scores +inf.
+  cudaStream_t ts = tm.stream();
   cudaStreamSynchronize(stream);
-  constexpr float kNever = 1e30f;
-  // A call captured into a graph (nullptr if it cannot be captured or fails), and one cold replay of it (us).
-  auto make_graph = [&](auto&& call) -> cudaGraphExec_t { return capture_graph(ts, call); };
-  // One cold run of `launch()` (true when it enqueued): the flush, then the launch between two events; +inf if
-  // the launch or the timing failed.
-  auto cold_us = [&](auto&& launch) -> float {
-    flush_l2<<<528, 512, 0, ts>>>(static_cast<const uint4*>(flush), flush_bytes / 16, sink);
-    cudaEventRecord(e0, ts);
-    const bool ok = launch();
-    cudaEventRecord(e1, ts);
-    float ms = 0;
-    const bool timed = cudaEventSynchronize(e1) == cudaSuccess && cudaEventElapsedTime(&ms, e0, e1) == cudaSuccess;
-    return ok && timed ? ms * 1000.f : kNever;
-  };
-  auto replay_us = [&](cudaGraphExec_t ge) { return cold_us([&] { return cudaGraphLaunch(ge, ts) == cudaSuccess; }); };
-  auto median = [](std::vector<float>& v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? kNever : v[v.size() / 2];
-  };
-  // The median of `reps` cold replays after `warm` warm-up replays.
-  auto time_median = [&](auto&& call, int warm, int reps) -> float {
-    cudaGraphExec_t ge = make_graph(call);
-    if (!ge) return kNever;
-    std::vector<float> v;
-    for (int r = 0; r < warm + reps; ++r) {
-      const float us = replay_us(ge);
-      if (r >= warm) v.push_back(us);
-    }
-    cudaGraphExecDestroy(ge);
-    cudaStreamSynchronize(ts);
-    cudaGetLastError();
-    return median(v);
-  };
+  constexpr float kNever = ColdTimer::kNever;
+  auto cold_us = [&](auto&& launch) -> float { return tm.cold_us(launch); };
+  auto time_median = [&](auto&& call, int warm, int reps) -> float { return tm.time_median(call, warm, reps); };
   auto time_quick = [&](auto&& call) { return time_median(call, 1, 5); };  // the broad sweep's second screen
   auto time_us = [&](auto&& call) { return time_median(call, 2, 9); };
-  // A screened candidate against the default, timed in 15 interleaved pairs (order alternating, so that a drift
-  // of the machine cancels): the median of the per-pair ratios winner / default (perf-notes step 41: medians of
+  // A screened candidate against the default, timed in 15 interleaved pairs (perf-notes step 41: medians of
   // separate runs let a 4-6% better split-K algorithm lose to the default in some prepares).
-  // med (optional): the medians of the default's and the winner's own times over the pairs (for the log).
   auto paired_ratio = [&](auto&& call_default, auto&& call_winner, int pairs = 15,
                           std::pair<float, float>* med = nullptr) -> float {
-    cudaGraphExec_t gd = make_graph(call_default), gw = make_graph(call_winner);
-    std::vector<float> v, vd, vw;
-    if (gd && gw) {
-      replay_us(gd);
-      replay_us(gw);
-      for (int r = 0; r < pairs; ++r) {
-        float d, w;
-        if (r & 1) {
-          w = replay_us(gw);
-          d = replay_us(gd);
-        } else {
-          d = replay_us(gd);
-          w = replay_us(gw);
-        }
-        v.push_back(w / d);
-        vd.push_back(d);
-        vw.push_back(w);
-      }
-    }
-    if (med) *med = {median(vd), median(vw)};
-    if (gd) cudaGraphExecDestroy(gd);
-    if (gw) cudaGraphExecDestroy(gw);
-    cudaStreamSynchronize(ts);
-    cudaGetLastError();
-    return v.empty() ? kNever : median(v);
+    return tm.paired_ratio(call_default, call_winner, pairs, med);
   };
   // paired_ratio at each of the kPlacements places of x and out (make_default(pl), make_winner(pl): the calls at place
   // pl): the worst place's ratio. ratios (optional): every place's; med: the worst place's medians.
@@ -621,9 +564,6 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
     }
   }
   cudaStreamSynchronize(ts);
-  cudaStreamDestroy(ts);
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
   cleanup();
   cudaGetLastError();
   {
