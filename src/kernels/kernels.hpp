@@ -179,8 +179,8 @@ void launch_skinny(const Config& cfg, const PackedView& w, const __nv_bfloat16* 
 
 // tune_untuned.cpp: a 12-bit BF16 shape the plan table was not tuned on (select_plan's untuned rule applies), timed at
 // prepare (perf-notes step 211): the rule's candidate layouts (untuned_skinny_candidates) at 1 and 8 tokens against
-// the vendor family as `table` tuned it, the fastest kept, then served at 1..max_m where it beat the vendor family in
-// interleaved pairs at every m of 1, 2, 4, 8, 16 up to there. tune_file as tune_vendor's (its own tag); later matrices
+// the vendor family as `table` tuned it, the fastest kept, then served at 1..max_m where it beat the vendor family by
+// 2% or more in interleaved pairs at every m of 1, 2, 4, 8, 16 up to there. tune_file as tune_vendor's (its own tag); later matrices
 // of the shape in the process reuse the choice. desc: what was chosen and measured, for Weights::description.
 struct UntunedTuning {
   UntunedChoice choice;
