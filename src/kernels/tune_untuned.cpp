@@ -93,6 +93,14 @@ UntunedTuning tune_untuned(const Blas& blas, const VendorTable* table, const voi
   const int64_t top = std::min<int64_t>(max_m, kPoints[std::size(kPoints) - 1]);
   UntunedTuning res;
   res.choice.rows = n;
+  {  // exceptions past the skinny family's bounds at one token (or no layout): nothing to time
+    const UntunedChoice any{n, untuned_skinny_layout(n, k).value_or(UntunedLayout{1, 1, 1, 1}), 1};
+    if (!untuned_skinny_layout(n, k) || select_plan(shape, 1, exc, &any).kernel != Kernel::skinny) {
+      res.desc = "untuned shape: the vendor family at every m (the 12-bit code's exceptions pass the skinny family's "
+                 "bounds, or no layout fits)";
+      return res;
+    }
+  }
   ColdTimer tm;
   void *x = nullptr, *out = nullptr;
   if (!tm.ok() || top < 1 || cudaMalloc(&x, static_cast<size_t>(top * k) * 2) != cudaSuccess ||
