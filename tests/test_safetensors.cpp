@@ -242,14 +242,15 @@ TEST(Inspect, ReportsEveryTensor) {
 }
 
 // Which token counts of 1..64 our own kernels serve, as the plan says (plan.hpp): the judge's tuned shapes, an untuned
-// Llama-3-8B projection (the layout rule, perf-notes step 207), a small matrix, the 16-bit fallback, the router.
+// Llama-3-8B projection and a small-N one (timed at prepare: the most it can serve, perf-notes step 211), a small matrix, the 16-bit fallback, the router.
 TEST(Inspect, OwnKernels) {
   using solgemm::Storage;
   const solgemm::ExceptionLoad none{};
   EXPECT_EQ(solgemm::inspect::own_kernels(2304, 8192, Storage::packed12, none), "skinny 1-32");
   EXPECT_EQ(solgemm::inspect::own_kernels(1024, 4096, Storage::packed12, none), "simt 1-8, skinny 9-16");
   EXPECT_EQ(solgemm::inspect::own_kernels(8192, 1024, Storage::packed12, none), "skinny 1-1");
-  EXPECT_EQ(solgemm::inspect::own_kernels(4096, 4096, Storage::packed12, none), "skinny 1-16");
+  EXPECT_EQ(solgemm::inspect::own_kernels(4096, 4096, Storage::packed12, none), "skinny 1-16 at most (timed at prepare)");
+  EXPECT_EQ(solgemm::inspect::own_kernels(1024, 8192, Storage::packed12, none), "skinny 1-16 at most (timed at prepare)");
   EXPECT_EQ(solgemm::inspect::own_kernels(64, 256, Storage::packed12, none), "-");
   EXPECT_EQ(solgemm::inspect::own_kernels(4096, 4096, Storage::packed16, none), "-");
   EXPECT_EQ(solgemm::inspect::own_kernels(256, 8192, Storage::hilo, none), "simt 1-6, router 7-32, wide 33-64");

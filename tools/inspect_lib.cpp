@@ -76,8 +76,13 @@ std::string own_kernels(int64_t rows, int64_t k, Storage storage, const Exceptio
     if (run != Kernel::vendor)
       s += fmt::format("{}{} {}-{}", s.empty() ? "" : ", ", to_string(run), first, last);
   };
+  // A 12-bit shape the plan was not tuned on: prepare times its skinny layout and serves it at 1..max_m where it wins,
+  // max_m <= 16 (kernels::tune_untuned): the most it can serve, given these exceptions.
+  const bool timed = storage == Storage::packed12 && untuned_skinny_shape(rows, k);
+  const auto rule = untuned_skinny_layout(rows, k);
+  const UntunedChoice most{rows, rule.value_or(UntunedLayout{1, 1, 1, 1}), 16};
   for (int64_t m = 1; m <= 64; ++m) {
-    const Kernel kern = select_plan(Shape{rows, k, storage}, m, exc).kernel;
+    const Kernel kern = select_plan(Shape{rows, k, storage}, m, exc, timed ? &most : nullptr).kernel;
     if (kern != run) {
       close(m - 1);
       run = kern;
@@ -85,6 +90,7 @@ std::string own_kernels(int64_t rows, int64_t k, Storage storage, const Exceptio
     }
   }
   close(64);
+  if (timed && !s.empty()) s += " at most (timed at prepare)";
   return s.empty() ? "-" : s;
 }
 

@@ -39,7 +39,8 @@ struct FileReport {
 
 // The plan's kernel families over m = 1..64 for an N x K matrix of this storage (the weights as out = x @ W.T: N = rows,
 // K = cols) other than the vendor family (cuBLAS), as runs, e.g. "skinny 1-16" or "simt 1-8, skinny 9-16"; "-" where
-// every m goes to cuBLAS.
+// every m goes to cuBLAS. Shapes the plan was not tuned on: the most prepare can serve on the skinny family, e.g. "skinny
+// 1-16 at most (timed at prepare)" (prepare serves 1..max_m of it where its timed layout beats cuBLASLt).
 std::string own_kernels(int64_t rows, int64_t k, Storage storage, const ExceptionLoad& exc);
 // Reads and analyses every tensor; throws solgemm::Error (naming file, tensor, problem) on a broken file.
 FileReport inspect_file(const std::string& path);
