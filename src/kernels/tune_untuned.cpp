@@ -41,18 +41,18 @@ struct Stored {  // the tune file's bytes
 };
 
 std::mutex cache_mu;
-std::map<std::tuple<int, int64_t, int64_t>, Stored>& cache() {
-  static std::map<std::tuple<int, int64_t, int64_t>, Stored> c;
+std::map<std::tuple<int, int64_t, int64_t, int64_t>, Stored>& cache() {  // (device, N, K, top m timed)
+  static std::map<std::tuple<int, int64_t, int64_t, int64_t>, Stored> c;
   return c;
 }
 
-std::string tune_key(int dev, int64_t n, int64_t k) {
+std::string tune_key(int dev, int64_t n, int64_t k, int64_t top) {
   cudaDeviceProp p{};
   cudaGetDeviceProperties(&p, dev);
   std::string name = p.name;
   for (char& ch : name)
     if (ch == ' ' || ch == '\t') ch = '_';
-  return fmt::format("{}/{}SM/cublasLt{}/N{}/K{}", name, p.multiProcessorCount, cublasLtGetVersion(), n, k);
+  return fmt::format("{}/{}SM/cublasLt{}/N{}/K{}/m{}", name, p.multiProcessorCount, cublasLtGetVersion(), n, k, top);
 }
 
 std::string lstr(const UntunedLayout& u) { return fmt::format("cs{}/rt{}/wk{}/g{}", u.cs, u.rt_cta, u.wk, u.gpw); }
@@ -72,8 +72,10 @@ UntunedTuning tune_untuned(const Blas& blas, const VendorTable* table, const voi
   const int64_t n = w.n, k = w.k;
   int dev = 0;
   cudaGetDevice(&dev);
-  const auto ckey = std::make_tuple(dev, n, k);
-  const std::string fkey = tune_file.empty() ? std::string() : tune_key(dev, n, k);
+  // (the range timed depends on PrepareOptions::max_m: part of the keys)
+  const int64_t top = std::min<int64_t>(max_m, kPoints[std::size(kPoints) - 1]);
+  const auto ckey = std::make_tuple(dev, n, k, top);
+  const std::string fkey = tune_file.empty() ? std::string() : tune_key(dev, n, k, top);
   Stored st{};
   if (!tune_file.empty() && tune_file::read(tune_file, kTuneTag, fkey, &st, sizeof(st))) {
     std::lock_guard<std::mutex> lock(cache_mu);
@@ -90,7 +92,6 @@ UntunedTuning tune_untuned(const Blas& blas, const VendorTable* table, const voi
   }
   const bool log = std::getenv("SOLGEMM_TUNE_LOG") != nullptr;
   const Shape shape{n, k, Storage::packed12};
-  const int64_t top = std::min<int64_t>(max_m, kPoints[std::size(kPoints) - 1]);
   UntunedTuning res;
   res.choice.rows = n;
   {  // exceptions past the skinny family's bounds at one token (or no layout): nothing to time
