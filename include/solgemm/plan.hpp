@@ -93,7 +93,8 @@ int64_t simt_rows_bf16(int64_t n, int64_t k);
 // BF16 shapes the plan table was not tuned on (12-bit storage, K a multiple of 64, at least kUntunedSkinnyMinWeights
 // rows x K): the skinny family with one layout per shape chosen by a rule (plan.cpp, perf-notes step 207) at m <=
 // untuned_skinny_max_m (8, 16 or 4: below), the vendor family above (and where no layout fits or the exceptions pass
-// the bounds above). One layout for every m it serves: rows batch invariant over that range.
+// the bounds above). One layout for every m it serves: rows batch invariant over that range. With the vendor tuning at
+// prepare (the default), prepare times the candidates instead and the plan follows what it measured (UntunedChoice).
 struct UntunedLayout {
   int cs, rt_cta, wk, gpw;
 };
@@ -115,7 +116,7 @@ bool untuned_skinny_shape(int64_t rows, int64_t k);
 // set by the rule's cost (clusters up to 16, up to 4 CTAs per SM), at most `count`, distinct.
 std::vector<UntunedLayout> untuned_skinny_candidates(int64_t rows, int64_t k, size_t count);
 // What prepare measured for an untuned 12-bit shape (PrepareOptions::tune_vendor; perf-notes step 211): the candidate
-// that ran fastest, served at 1..max_m (0: none) where it beat the tuned cuBLASLt at every m timed up to max_m. It
+// that ran fastest, served at 1..max_m (0: none) where it beat the tuned cuBLASLt by 2% at every m timed up to max_m. It
 // replaces the rule for calls of exactly `rows` rows (the matrix's N); calls of fewer rows take the rule.
 struct UntunedChoice {
   int64_t rows = 0;
