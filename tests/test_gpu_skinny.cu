@@ -385,7 +385,7 @@ TEST(Skinny, UntunedCandidatesAgainstFp64) {
     SCOPED_TRACE(std::to_string(n) + "x" + std::to_string(k) + " " + skt::seed_msg(seed));
     FamilyCase fc(n, k, n, 16);
     ASSERT_NO_FATAL_FAILURE(fc.make(seed + static_cast<uint64_t>(n), seed + 7));
-    const std::vector<solgemm::UntunedLayout> cands = solgemm::untuned_skinny_candidates(n, k, 12);
+    const std::vector<solgemm::UntunedLayout> cands = solgemm::untuned_skinny_candidates(n, k, solgemm::kUntunedCandidates);
     ASSERT_GE(cands.size(), 4u);
     for (const solgemm::UntunedLayout& u : cands) {
       const solgemm::UntunedChoice c{n, u, 16};

@@ -115,6 +115,7 @@ bool untuned_skinny_shape(int64_t rows, int64_t k);
 // The layouts prepare times for an untuned shape (kernels::tune_untuned): the rule's own, then the cheapest of a wider
 // set by the rule's cost (clusters up to 16, up to 4 CTAs per SM), at most `count`, distinct.
 std::vector<UntunedLayout> untuned_skinny_candidates(int64_t rows, int64_t k, size_t count);
+inline constexpr size_t kUntunedCandidates = 12;  // how many prepare times
 // What prepare measured for an untuned 12-bit shape (PrepareOptions::tune_vendor; perf-notes step 211): the candidate
 // that ran fastest, served at 1..max_m (0: none) where it beat the tuned cuBLASLt by 2% at every m timed up to max_m. It
 // replaces the rule for calls of exactly `rows` rows (the matrix's N); calls of fewer rows take the rule.

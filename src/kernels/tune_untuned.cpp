@@ -144,7 +144,7 @@ UntunedTuning tune_untuned(const Blas& blas, const VendorTable* table, const voi
     };
   };
   // Screen: each candidate at 1 and 8 tokens (or the most it serves below 8), relative to the vendor family.
-  const std::vector<UntunedLayout> cands = untuned_skinny_candidates(n, k, 12);
+  const std::vector<UntunedLayout> cands = untuned_skinny_candidates(n, k, kUntunedCandidates);
   std::vector<int64_t> pts = {1};
   if (top >= 8) pts.push_back(8);
   std::vector<float> vendor_us;
