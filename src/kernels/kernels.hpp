@@ -97,6 +97,8 @@ struct Blas {
 // tune_file (PrepareOptions::tune_file): read first (an entry for this GPU, cuBLASLt version, N, K and workspace is
 // used instead of timing), appended to after a new tuning; "" = none.
 struct VendorTable;
+// The GPU part of a tune file's key (name without spaces, SM count, cuBLASLt version), shared by the tuners.
+std::string tune_gpu_key(int dev);
 std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_t n, int64_t k, cudaStream_t stream,
                                          const std::string& tune_file);
 std::string describe(const VendorTable& t);

@@ -12,7 +12,6 @@
 // m = 1, 2, 4, 8, 16 in turn (those the exception bounds let it serve, at most max_m), each in 9 interleaved pairs
 // against the vendor family; it serves 1..max_m up to the last m where the median ratio was <= kServeRatio before the
 // first miss (a margin for the pairs' noise: 1-3% between processes, step 211). One layout for the whole range: one K order, rows batch invariant over it.
-#include <cublasLt.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -47,12 +46,7 @@ std::map<std::tuple<int, int64_t, int64_t, int64_t>, Stored>& cache() {  // (dev
 }
 
 std::string tune_key(int dev, int64_t n, int64_t k, int64_t top) {
-  cudaDeviceProp p{};
-  cudaGetDeviceProperties(&p, dev);
-  std::string name = p.name;
-  for (char& ch : name)
-    if (ch == ' ' || ch == '\t') ch = '_';
-  return fmt::format("{}/{}SM/cublasLt{}/N{}/K{}/m{}", name, p.multiProcessorCount, cublasLtGetVersion(), n, k, top);
+  return fmt::format("{}/N{}/K{}/m{}", tune_gpu_key(dev), n, k, top);
 }
 
 std::string lstr(const UntunedLayout& u) { return fmt::format("cs{}/rt{}/wk{}/g{}", u.cs, u.rt_cta, u.wk, u.gpw); }
@@ -95,8 +89,9 @@ UntunedTuning tune_untuned(const Blas& blas, const VendorTable* table, const voi
   UntunedTuning res;
   res.choice.rows = n;
   {  // exceptions past the skinny family's bounds at one token (or no layout): nothing to time
-    const UntunedChoice any{n, untuned_skinny_layout(n, k).value_or(UntunedLayout{1, 1, 1, 1}), 1};
-    if (!untuned_skinny_layout(n, k) || select_plan(shape, 1, exc, &any).kernel != Kernel::skinny) {
+    const std::optional<UntunedLayout> rule = untuned_skinny_layout(n, k);
+    const UntunedChoice any{n, rule.value_or(UntunedLayout{1, 1, 1, 1}), 1};
+    if (!rule || select_plan(shape, 1, exc, &any).kernel != Kernel::skinny) {
       res.desc = "untuned shape: the vendor family at every m (the 12-bit code's exceptions pass the skinny family's "
                  "bounds, or no layout fits)";
       return res;

@@ -213,14 +213,18 @@ constexpr const char* kTuneTag = "solgemm-vendor-v4";
 namespace tunefile = solgemm::kernels::tune_file;  // (tune_vendor's parameter `tune_file` hides the namespace)
 
 std::string tune_key(int dev, int64_t n, int64_t k, size_t ws) {
+  return fmt::format("{}/N{}/K{}/ws{}", tune_gpu_key(dev), n, k, ws);
+}
+}  // namespace
+
+std::string tune_gpu_key(int dev) {
   cudaDeviceProp p{};
   cudaGetDeviceProperties(&p, dev);
   std::string name = p.name;
   for (char& ch : name)
     if (ch == ' ' || ch == '\t') ch = '_';
-  return fmt::format("{}/{}SM/cublasLt{}/N{}/K{}/ws{}", name, p.multiProcessorCount, cublasLtGetVersion(), n, k, ws);
+  return fmt::format("{}/{}SM/cublasLt{}", name, p.multiProcessorCount, cublasLtGetVersion());
 }
-}  // namespace
 
 // Times, cold (a 256 MB read before each replay), the default cublasGemmEx and the heuristic's candidates for
 // every bucket and row set, each captured into a graph, plus split-K variants (2 .. 16 splits, FP32 partials
