@@ -238,7 +238,9 @@ __global__ void __launch_bounds__(kThreads, 1) simt_kernel(const Args a) {
 // B registers; an exception's slot holds the placeholder p, and after each pass's MMAs thread (token, row) adds, per
 // entry of its row in that pass in ascending k, dp -= p x and dw += w x; the output is (P 2^-d + dp) + dw.
 constexpr int kMmaRows = 8, kMmaXPad = 64;
-template <int U, int MT, bool kC12 = false>  // MT: tokens per CTA, 8 (the MMA's rows 8..15 are zeros) or 16
+// XF (bench, perf-notes step 213): 0 every weight load issued at entry beside x's bulk copies; 1 the weight loads
+// issued once x has landed; 2 the first quad's loads at entry, the rest once x has landed.
+template <int U, int MT, bool kC12 = false, int XF = 0>  // MT: tokens per CTA, 8 (the MMA's rows 8..15 are zeros) or 16
 __global__ void __launch_bounds__(kThreads, 1) simt_mma_kernel(const Args a) {
   static_assert(MT == 8 || MT == 16, "tokens per CTA");
   static_assert(!kC12 || (U == format::kSimtSteps && kThreads / 32 == format::kSimtWarps && kMmaRows == format::kSimtRows),
@@ -298,21 +300,37 @@ __global__ void __launch_bounds__(kThreads, 1) simt_mma_kernel(const Args a) {
     }
     uint4 wv[U];
     [[maybe_unused]] uint4 cw[kC12 ? U / 4 : 1][3];  // (kC12) quad q: the low bytes of steps 4q, 4q + 1; of 4q + 2, 4q + 3; high words
-    if constexpr (kC12) {
+    if constexpr (XF == 0) {
+      if constexpr (kC12) {
+        const uint8_t* blk =
+            block + format::kSimtSlotBytes + static_cast<int64_t>(pass) * format::kSimtPassBytes + warp * 512 + lane * 16;
+#pragma unroll
+        for (int q = 0; q < U / 4; ++q)
+#pragma unroll
+          for (int c = 0; c < 3; ++c) cw[q][c] = ld_stream16(blk + (q * 3 + c) * (kThreads / 32) * 512);
+      } else {
+#pragma unroll
+        for (int j = 0; j < U; ++j) {
+          const int k = p0 + 32 * (warp + (kThreads / 32) * j) + 8 * t4;
+          wv[j] = row_ok && k < a.k ? ld_stream16(w + static_cast<int64_t>(r0 + g) * a.k + k) : make_uint4(0, 0, 0, 0);
+        }
+      }
+      family::mbar_wait(xbar, static_cast<uint32_t>(pass & 1));
+    } else {  // (bench, 12-bit layout) XF 1: the loads once x has landed; 2: the first quad's before
+      static_assert(kC12, "x_first: the 12-bit layout only");
       const uint8_t* blk =
           block + format::kSimtSlotBytes + static_cast<int64_t>(pass) * format::kSimtPassBytes + warp * 512 + lane * 16;
+      constexpr int kEarly = XF == 1 ? 0 : 1;
 #pragma unroll
-      for (int q = 0; q < U / 4; ++q)
+      for (int q = 0; q < kEarly; ++q)
 #pragma unroll
         for (int c = 0; c < 3; ++c) cw[q][c] = ld_stream16(blk + (q * 3 + c) * (kThreads / 32) * 512);
-    } else {
+      family::mbar_wait(xbar, static_cast<uint32_t>(pass & 1));
 #pragma unroll
-      for (int j = 0; j < U; ++j) {
-        const int k = p0 + 32 * (warp + (kThreads / 32) * j) + 8 * t4;
-        wv[j] = row_ok && k < a.k ? ld_stream16(w + static_cast<int64_t>(r0 + g) * a.k + k) : make_uint4(0, 0, 0, 0);
-      }
+      for (int q = kEarly; q < U / 4; ++q)
+#pragma unroll
+        for (int c = 0; c < 3; ++c) cw[q][c] = ld_stream16(blk + (q * 3 + c) * (kThreads / 32) * 512);
     }
-    family::mbar_wait(xbar, static_cast<uint32_t>(pass & 1));
     if (trace && pass == 0) stamp(trace, 1);
     // x's fragments of every step first (x lands long before the weights), then the MMAs as the weights land.
     uint4 xa[U], xb[MT == 16 ? U : 1];  // tokens g and g + 8 (zero past mt and K)
@@ -411,10 +429,10 @@ void launch_cta(Args b, int r, int mt, size_t xbytes, size_t sums_bytes, cudaStr
   if (e != cudaSuccess) throw Error(fmt::format("solgemm: {} launch: CUDA error: {}", who, cudaGetErrorString(e)));
 }
 
-template <int U, int MT, bool kC12 = false>
+template <int U, int MT, bool kC12 = false, int XF = 0>
 void launch_mma_variant(const Args& a, cudaStream_t stream) {
   constexpr int kPassK = 32 * (kThreads / 32) * U;
-  launch_cta<simt_mma_kernel<U, MT, kC12>>(a, kMmaRows, MT, static_cast<size_t>(std::min(MT, a.m)) * (kPassK * 2 + kMmaXPad),
+  launch_cta<simt_mma_kernel<U, MT, kC12, XF>>(a, kMmaRows, MT, static_cast<size_t>(std::min(MT, a.m)) * (kPassK * 2 + kMmaXPad),
                                      static_cast<size_t>(kThreads / 32) * MT * kMmaRows * 4, stream, "simt mma kernel");
 }
 
@@ -503,6 +521,8 @@ void launch_simt12(const Config& cfg, const Simt12View& w, const __nv_bfloat16* 
   a.no_exc = w.no_exc;
   const bool mma = cfg.rt_cta == kMmaRows && cfg.gpw == format::kSimtSteps && cfg.split_k == 1 && cfg.wk == 1 &&
                    cfg.warps == kThreads / 32;
+  if (mma && cfg.n_tiles == 8 && w.x_first == 1) return launch_mma_variant<format::kSimtSteps, 8, true, 1>(a, stream);
+  if (mma && cfg.n_tiles == 8 && w.x_first == 2) return launch_mma_variant<format::kSimtSteps, 8, true, 2>(a, stream);
   if (mma && cfg.n_tiles == 8) return launch_mma_variant<format::kSimtSteps, 8, true>(a, stream);
   if (mma && cfg.n_tiles == 16) return launch_mma_variant<format::kSimtSteps, 16, true>(a, stream);
   throw Error(fmt::format("solgemm: simt12: no compiled variant for layout [{}] (the 12-bit layout: rt_cta 8, gpw 8, "
