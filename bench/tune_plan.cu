@@ -319,8 +319,9 @@ int main(int argc, char** argv) {
       const solgemm::kernels::Simt12View v{static_cast<const uint8_t*>(dd), static_cast<const uint32_t*>(doff),
                                            static_cast<const uint32_t*>(dexc), s12.rows, s12.k, s12.passes, s12.base};
       // corrections; none ("/noexc", wrong where entries are); slots loaded, none applied; then the weight loads once
-      // x has landed ("/xf1") or all but the first quarter ("/xf2"; perf-notes step 213)
-      for (int ne : {0, 1, 2, 3, 4}) {
+      // x has landed ("/xf1") or all but the first quarter ("/xf2"), x's rows padded by 0 / 128 bytes ("/xp0", "/xp128";
+      // perf-notes step 213)
+      for (int ne : {0, 1, 2, 3, 4, 5, 6}) {
         solgemm::Config c = solgemm::layout_config(1, 8, 1, 8, 8);
         c.warps = 16;
         solgemm::kernels::Simt12View vv = v;
@@ -330,7 +331,7 @@ int main(int argc, char** argv) {
           solgemm::kernels::launch_simt12(c, vv, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
         };
         candidate(row, fmt::format("R8/U8/T8/c12{} ({} exc, <= {} per row)",
-                                   ne == 1 ? "/noexc" : ne == 2 ? "/loadonly" : ne == 3 ? "/xf1" : ne == 4 ? "/xf2" : "",
+                                   ne == 1 ? "/noexc" : ne == 2 ? "/loadonly" : ne == 3 ? "/xf1" : ne == 4 ? "/xf2" : ne == 5 ? "/xp0" : ne == 6 ? "/xp128" : "",
                                    s12.exceptions(), s12.max_row_entries), go, ref16, ne == 1 || ne == 2 ? 1.0 : 1e-2);
         if (trace && (ne == 0 || ne >= 3)) {  // TUNE_TRACE: where the time goes (slots: simt.cu stamp)
           const int ctas = static_cast<int>((sh.rows + 7) / 8 * ((m + 7) / 8));

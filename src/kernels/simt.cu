@@ -239,7 +239,10 @@ __global__ void __launch_bounds__(kThreads, 1) simt_kernel(const Args a) {
 // entry of its row in that pass in ascending k, dp -= p x and dw += w x; the output is (P 2^-d + dp) + dw.
 constexpr int kMmaRows = 8, kMmaXPad = 64;
 // XF (bench, perf-notes step 213): 0 every weight load issued at entry beside x's bulk copies; 1 the weight loads
-// issued once x has landed; 2 the first quad's loads at entry, the rest once x has landed.
+// issued once x has landed; 2 the first quad's loads at entry, the rest once x has landed; 3 / 4 as 0 with x's rows
+// padded by 0 / 128 bytes instead of kMmaXPad (each token's bulk copy lands 128-byte aligned).
+template <int XF>
+constexpr int mma_xpad() { return XF == 3 ? 0 : XF == 4 ? 128 : kMmaXPad; }
 template <int U, int MT, bool kC12 = false, int XF = 0>  // MT: tokens per CTA, 8 (the MMA's rows 8..15 are zeros) or 16
 __global__ void __launch_bounds__(kThreads, 1) simt_mma_kernel(const Args a) {
   static_assert(MT == 8 || MT == 16, "tokens per CTA");
@@ -250,7 +253,7 @@ __global__ void __launch_bounds__(kThreads, 1) simt_mma_kernel(const Args a) {
   const int r0 = static_cast<int>(blockIdx.x) * kMmaRows, tok0 = static_cast<int>(blockIdx.y) * MT;
   const int mt = min(MT, a.m - tok0);
   constexpr int kPassK = 32 * (kThreads / 32) * U;  // k per pass
-  const int xrow = kPassK * 2 + kMmaXPad;            // bytes per token row of x in shared memory
+  const int xrow = kPassK * 2 + mma_xpad<XF>();      // bytes per token row of x in shared memory
   const __nv_bfloat16* w = static_cast<const __nv_bfloat16*>(a.w);
   const uint32_t xs = family::smem_u32(smem), xbar = xs + static_cast<uint32_t>(a.bar_off);
   unsigned long long* const trace = i == 0 ? a.trace : nullptr;
@@ -300,7 +303,7 @@ __global__ void __launch_bounds__(kThreads, 1) simt_mma_kernel(const Args a) {
     }
     uint4 wv[U];
     [[maybe_unused]] uint4 cw[kC12 ? U / 4 : 1][3];  // (kC12) quad q: the low bytes of steps 4q, 4q + 1; of 4q + 2, 4q + 3; high words
-    if constexpr (XF == 0) {
+    if constexpr (XF == 0 || XF >= 3) {
       if constexpr (kC12) {
         const uint8_t* blk =
             block + format::kSimtSlotBytes + static_cast<int64_t>(pass) * format::kSimtPassBytes + warp * 512 + lane * 16;
@@ -432,7 +435,7 @@ void launch_cta(Args b, int r, int mt, size_t xbytes, size_t sums_bytes, cudaStr
 template <int U, int MT, bool kC12 = false, int XF = 0>
 void launch_mma_variant(const Args& a, cudaStream_t stream) {
   constexpr int kPassK = 32 * (kThreads / 32) * U;
-  launch_cta<simt_mma_kernel<U, MT, kC12, XF>>(a, kMmaRows, MT, static_cast<size_t>(std::min(MT, a.m)) * (kPassK * 2 + kMmaXPad),
+  launch_cta<simt_mma_kernel<U, MT, kC12, XF>>(a, kMmaRows, MT, static_cast<size_t>(std::min(MT, a.m)) * (kPassK * 2 + mma_xpad<XF>()),
                                      static_cast<size_t>(kThreads / 32) * MT * kMmaRows * 4, stream, "simt mma kernel");
 }
 
@@ -523,6 +526,8 @@ void launch_simt12(const Config& cfg, const Simt12View& w, const __nv_bfloat16* 
                    cfg.warps == kThreads / 32;
   if (mma && cfg.n_tiles == 8 && w.x_first == 1) return launch_mma_variant<format::kSimtSteps, 8, true, 1>(a, stream);
   if (mma && cfg.n_tiles == 8 && w.x_first == 2) return launch_mma_variant<format::kSimtSteps, 8, true, 2>(a, stream);
+  if (mma && cfg.n_tiles == 8 && w.x_first == 3) return launch_mma_variant<format::kSimtSteps, 8, true, 3>(a, stream);
+  if (mma && cfg.n_tiles == 8 && w.x_first == 4) return launch_mma_variant<format::kSimtSteps, 8, true, 4>(a, stream);
   if (mma && cfg.n_tiles == 8) return launch_mma_variant<format::kSimtSteps, 8, true>(a, stream);
   if (mma && cfg.n_tiles == 16) return launch_mma_variant<format::kSimtSteps, 16, true>(a, stream);
   throw Error(fmt::format("solgemm: simt12: no compiled variant for layout [{}] (the 12-bit layout: rt_cta 8, gpw 8, "
