@@ -318,28 +318,16 @@ int main(int argc, char** argv) {
       CK(cudaMemcpy(dexc, s12.exc.data(), s12.exc.size() * 4, cudaMemcpyHostToDevice));
       const solgemm::kernels::Simt12View v{static_cast<const uint8_t*>(dd), static_cast<const uint32_t*>(doff),
                                            static_cast<const uint32_t*>(dexc), s12.rows, s12.k, s12.passes, s12.base};
-      // corrections; none ("/noexc", wrong where entries are); slots loaded, none applied; then the weight loads once
-      // x has landed ("/xf1") or all but the first quarter ("/xf2"), x's rows padded by 0 / 128 bytes ("/xp0", "/xp128";
-      // perf-notes step 213)
-      for (int ne : {0, 1, 2, 3, 4, 5, 6}) {
+      for (int ne : {0, 1, 2}) {  // corrections; none ("/noexc", wrong where entries are); slots loaded, none applied
         solgemm::Config c = solgemm::layout_config(1, 8, 1, 8, 8);
         c.warps = 16;
         solgemm::kernels::Simt12View vv = v;
-        vv.no_exc = ne <= 2 ? ne : 0;
-        vv.x_first = ne <= 2 ? 0 : ne - 2;
+        vv.no_exc = ne;
         auto go = [&] {
           solgemm::kernels::launch_simt12(c, vv, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s);
         };
-        candidate(row, fmt::format("R8/U8/T8/c12{} ({} exc, <= {} per row)",
-                                   ne == 1 ? "/noexc" : ne == 2 ? "/loadonly" : ne == 3 ? "/xf1" : ne == 4 ? "/xf2" : ne == 5 ? "/xp0" : ne == 6 ? "/xp128" : "",
-                                   s12.exceptions(), s12.max_row_entries), go, ref16, ne == 1 || ne == 2 ? 1.0 : 1e-2);
-        if (trace && (ne == 0 || ne >= 3)) {  // TUNE_TRACE: where the time goes (slots: simt.cu stamp)
-          const int ctas = static_cast<int>((sh.rows + 7) / 8 * ((m + 7) / 8));
-          tm.timeline(fmt::format("simt12 {} m={} xf{}", sh.name, m, ne >= 3 ? ne - 2 : 0).c_str(), ctas, trace,
-                      [&](unsigned long long* tr) {
-                        solgemm::kernels::launch_simt12(c, vv, x, m, static_cast<__nv_bfloat16*>(out), sh.rows, tm.s, tr);
-                      });
-        }
+        candidate(row, fmt::format("R8/U8/T8/c12{} ({} exc, <= {} per row)", ne == 1 ? "/noexc" : ne == 2 ? "/loadonly" : "",
+                                   s12.exceptions(), s12.max_row_entries), go, ref16, ne ? 1.0 : 1e-2);
       }
       CK(cudaFree(dd));
       CK(cudaFree(doff));

@@ -259,7 +259,6 @@ struct Simt12View {
   int64_t rows = 0, k = 0, passes = 0;
   int base = 0;
   int no_exc = 0;  // bench only: 1 skips the exception corrections, 2 loads the entries and applies none
-  int x_first = 0;  // bench only: 1 the weight loads once x has landed, 2 their first quarter before (perf-notes step 213)
 };
 void launch_simt12(const Config& cfg, const Simt12View& w, const __nv_bfloat16* x, int64_t m, __nv_bfloat16* out,
                    int64_t rows, cudaStream_t stream, unsigned long long* trace = nullptr);

@@ -230,20 +230,18 @@ __global__ void __launch_bounds__(kThreads, 1) simt_kernel(const Args a) {
 // at k = 32 step + 8 t, all of a pass's loads issued at entry). One 16-byte load feeds two m16n8k16 MMAs: the MMA's
 // logical k pairs (2t, 2t + 1) and (2t + 8, 2t + 9) of lane t are the actual k pairs (0, 1) and (2, 3) (then (4, 5),
 // (6, 7)) of its own 8 k, in x's fragment as in the weights' (a permutation of K inside each step: the dot products are
-// the same). x: one bulk copy per token and pass into rows padded by 64 bytes (conflict-free 16-byte fragment reads).
+// the same). x: one bulk copy per token and pass into unpadded rows, each 128-byte aligned: a bulk copy into a
+// destination off that alignment streams far slower (rows padded by 64 bytes, conflict-free for the fragment reads,
+// made x land 0.6 us later at 8 tokens and the slice 0.5-0.6 us slower at 4-8; perf-notes step 213); the fragment
+// reads are then 2-way bank conflicted (8 or 16 per thread and pass: nothing measurable).
 // Each warp accumulates its steps in four fixed chains, then the 16 warps' tiles are summed in order by one thread per output:
 // nothing depends on m (tokens are the MMA's independent rows), so the outputs are bitwise batch invariant over m.
 // kC12 (sessions 37, 38, perf-notes steps 179, 180): the weights in the simt 12-bit layout (format.hpp Simt12: per lane and pass
 // six 16-byte loads instead of eight, the same k of every step), decoded in the coded domain (true x 2^d) into the same
 // B registers; an exception's slot holds the placeholder p, and after each pass's MMAs thread (token, row) adds, per
 // entry of its row in that pass in ascending k, dp -= p x and dw += w x; the output is (P 2^-d + dp) + dw.
-constexpr int kMmaRows = 8, kMmaXPad = 64;
-// XF (bench, perf-notes step 213): 0 every weight load issued at entry beside x's bulk copies; 1 the weight loads
-// issued once x has landed; 2 the first quad's loads at entry, the rest once x has landed; 3 / 4 as 0 with x's rows
-// padded by 0 / 128 bytes instead of kMmaXPad (each token's bulk copy lands 128-byte aligned).
-template <int XF>
-constexpr int mma_xpad() { return XF == 3 ? 0 : XF == 4 ? 128 : kMmaXPad; }
-template <int U, int MT, bool kC12 = false, int XF = 0>  // MT: tokens per CTA, 8 (the MMA's rows 8..15 are zeros) or 16
+constexpr int kMmaRows = 8, kMmaXPad = 0;  // (x's row pad: 0, perf-notes step 213)
+template <int U, int MT, bool kC12 = false>  // MT: tokens per CTA, 8 (the MMA's rows 8..15 are zeros) or 16
 __global__ void __launch_bounds__(kThreads, 1) simt_mma_kernel(const Args a) {
   static_assert(MT == 8 || MT == 16, "tokens per CTA");
   static_assert(!kC12 || (U == format::kSimtSteps && kThreads / 32 == format::kSimtWarps && kMmaRows == format::kSimtRows),
@@ -253,7 +251,7 @@ __global__ void __launch_bounds__(kThreads, 1) simt_mma_kernel(const Args a) {
   const int r0 = static_cast<int>(blockIdx.x) * kMmaRows, tok0 = static_cast<int>(blockIdx.y) * MT;
   const int mt = min(MT, a.m - tok0);
   constexpr int kPassK = 32 * (kThreads / 32) * U;  // k per pass
-  const int xrow = kPassK * 2 + mma_xpad<XF>();      // bytes per token row of x in shared memory
+  const int xrow = kPassK * 2 + kMmaXPad;            // bytes per token row of x in shared memory
   const __nv_bfloat16* w = static_cast<const __nv_bfloat16*>(a.w);
   const uint32_t xs = family::smem_u32(smem), xbar = xs + static_cast<uint32_t>(a.bar_off);
   unsigned long long* const trace = i == 0 ? a.trace : nullptr;
@@ -303,37 +301,21 @@ __global__ void __launch_bounds__(kThreads, 1) simt_mma_kernel(const Args a) {
     }
     uint4 wv[U];
     [[maybe_unused]] uint4 cw[kC12 ? U / 4 : 1][3];  // (kC12) quad q: the low bytes of steps 4q, 4q + 1; of 4q + 2, 4q + 3; high words
-    if constexpr (XF == 0 || XF >= 3) {
-      if constexpr (kC12) {
-        const uint8_t* blk =
-            block + format::kSimtSlotBytes + static_cast<int64_t>(pass) * format::kSimtPassBytes + warp * 512 + lane * 16;
-#pragma unroll
-        for (int q = 0; q < U / 4; ++q)
-#pragma unroll
-          for (int c = 0; c < 3; ++c) cw[q][c] = ld_stream16(blk + (q * 3 + c) * (kThreads / 32) * 512);
-      } else {
-#pragma unroll
-        for (int j = 0; j < U; ++j) {
-          const int k = p0 + 32 * (warp + (kThreads / 32) * j) + 8 * t4;
-          wv[j] = row_ok && k < a.k ? ld_stream16(w + static_cast<int64_t>(r0 + g) * a.k + k) : make_uint4(0, 0, 0, 0);
-        }
-      }
-      family::mbar_wait(xbar, static_cast<uint32_t>(pass & 1));
-    } else {  // (bench, 12-bit layout) XF 1: the loads once x has landed; 2: the first quad's before
-      static_assert(kC12, "x_first: the 12-bit layout only");
+    if constexpr (kC12) {
       const uint8_t* blk =
           block + format::kSimtSlotBytes + static_cast<int64_t>(pass) * format::kSimtPassBytes + warp * 512 + lane * 16;
-      constexpr int kEarly = XF == 1 ? 0 : 1;
 #pragma unroll
-      for (int q = 0; q < kEarly; ++q)
-#pragma unroll
-        for (int c = 0; c < 3; ++c) cw[q][c] = ld_stream16(blk + (q * 3 + c) * (kThreads / 32) * 512);
-      family::mbar_wait(xbar, static_cast<uint32_t>(pass & 1));
-#pragma unroll
-      for (int q = kEarly; q < U / 4; ++q)
+      for (int q = 0; q < U / 4; ++q)
 #pragma unroll
         for (int c = 0; c < 3; ++c) cw[q][c] = ld_stream16(blk + (q * 3 + c) * (kThreads / 32) * 512);
+    } else {
+#pragma unroll
+      for (int j = 0; j < U; ++j) {
+        const int k = p0 + 32 * (warp + (kThreads / 32) * j) + 8 * t4;
+        wv[j] = row_ok && k < a.k ? ld_stream16(w + static_cast<int64_t>(r0 + g) * a.k + k) : make_uint4(0, 0, 0, 0);
+      }
     }
+    family::mbar_wait(xbar, static_cast<uint32_t>(pass & 1));
     if (trace && pass == 0) stamp(trace, 1);
     // x's fragments of every step first (x lands long before the weights), then the MMAs as the weights land.
     uint4 xa[U], xb[MT == 16 ? U : 1];  // tokens g and g + 8 (zero past mt and K)
@@ -432,10 +414,10 @@ void launch_cta(Args b, int r, int mt, size_t xbytes, size_t sums_bytes, cudaStr
   if (e != cudaSuccess) throw Error(fmt::format("solgemm: {} launch: CUDA error: {}", who, cudaGetErrorString(e)));
 }
 
-template <int U, int MT, bool kC12 = false, int XF = 0>
+template <int U, int MT, bool kC12 = false>
 void launch_mma_variant(const Args& a, cudaStream_t stream) {
   constexpr int kPassK = 32 * (kThreads / 32) * U;
-  launch_cta<simt_mma_kernel<U, MT, kC12, XF>>(a, kMmaRows, MT, static_cast<size_t>(std::min(MT, a.m)) * (kPassK * 2 + mma_xpad<XF>()),
+  launch_cta<simt_mma_kernel<U, MT, kC12>>(a, kMmaRows, MT, static_cast<size_t>(std::min(MT, a.m)) * (kPassK * 2 + kMmaXPad),
                                      static_cast<size_t>(kThreads / 32) * MT * kMmaRows * 4, stream, "simt mma kernel");
 }
 
@@ -524,10 +506,6 @@ void launch_simt12(const Config& cfg, const Simt12View& w, const __nv_bfloat16* 
   a.no_exc = w.no_exc;
   const bool mma = cfg.rt_cta == kMmaRows && cfg.gpw == format::kSimtSteps && cfg.split_k == 1 && cfg.wk == 1 &&
                    cfg.warps == kThreads / 32;
-  if (mma && cfg.n_tiles == 8 && w.x_first == 1) return launch_mma_variant<format::kSimtSteps, 8, true, 1>(a, stream);
-  if (mma && cfg.n_tiles == 8 && w.x_first == 2) return launch_mma_variant<format::kSimtSteps, 8, true, 2>(a, stream);
-  if (mma && cfg.n_tiles == 8 && w.x_first == 3) return launch_mma_variant<format::kSimtSteps, 8, true, 3>(a, stream);
-  if (mma && cfg.n_tiles == 8 && w.x_first == 4) return launch_mma_variant<format::kSimtSteps, 8, true, 4>(a, stream);
   if (mma && cfg.n_tiles == 8) return launch_mma_variant<format::kSimtSteps, 8, true>(a, stream);
   if (mma && cfg.n_tiles == 16) return launch_mma_variant<format::kSimtSteps, 16, true>(a, stream);
   throw Error(fmt::format("solgemm: simt12: no compiled variant for layout [{}] (the 12-bit layout: rt_cta 8, gpw 8, "

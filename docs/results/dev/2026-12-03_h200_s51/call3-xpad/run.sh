@@ -10,5 +10,5 @@ O=/tmp/xp; mkdir -p $O; cp bins/COMMIT $O/
 TUNE_SIMT_ONLY=1 timeout 150 ./bins/tune_plan 15 60 1,2,4,8 'unpooler slice' > $O/run1.md 2>&1; echo "rc $?" >> $O/run1.md
 TUNE_SIMT_ONLY=1 TUNE_TRACE=1 timeout 200 ./bins/tune_plan 15 60 1,2,4,8 'unpooler slice' > $O/run2-trace.md 2>&1; echo "rc $?" >> $O/run2-trace.md
 TUNE_SIMT_ONLY=1 timeout 150 ./bins/tune_plan 15 60 8,4,2,1 'unpooler slice' > $O/run3.md 2>&1; echo "rc $?" >> $O/run3.md
-tar czf $OUT/xp.tgz -C /tmp xf
+tar czf $OUT/xp.tgz -C /tmp xp
 echo "elapsed $SECONDS"; grep -h "c12" $O/run1.md $O/run3.md | cut -c1-400
