@@ -252,6 +252,7 @@ __global__ void __launch_bounds__(kThreads, 1) simt_mma_kernel(const Args a) {
   const int mt = min(MT, a.m - tok0);
   constexpr int kPassK = 32 * (kThreads / 32) * U;  // k per pass
   const int xrow = kPassK * 2 + kMmaXPad;            // bytes per token row of x in shared memory
+  static_assert((kPassK * 2 + kMmaXPad) % 128 == 0, "every token's bulk copy of x must land 128-byte aligned (step 213)");
   const __nv_bfloat16* w = static_cast<const __nv_bfloat16*>(a.w);
   const uint32_t xs = family::smem_u32(smem), xbar = xs + static_cast<uint32_t>(a.bar_off);
   unsigned long long* const trace = i == 0 ? a.trace : nullptr;
