@@ -12,11 +12,26 @@
 #include <vector>
 
 #include "graph_capture.hpp"
+#include "solgemm/solgemm.hpp"
 
 namespace solgemm::kernels {
 
 // Reads `bytes` of `buf` on `stream` (evicts L2; vendor.cu).
 void cold_flush(const void* buf, size_t bytes, unsigned* sink, cudaStream_t stream);
+
+// A launch as a call to time: `launch(stream)` enqueues the work; one that throws solgemm::Error (a layout or tile the
+// launcher cannot run) reports false, and so scores kNever.
+template <class F>
+auto timed_call(F launch) {
+  return [launch](cudaStream_t s) {
+    try {
+      launch(s);
+      return true;
+    } catch (const Error&) {
+      return false;
+    }
+  };
+}
 
 class ColdTimer {
  public:

@@ -31,6 +31,12 @@ SplitWs split_ws_need(Storage storage, int64_t n, int64_t k, int64_t max_m) {
     if (m < mcap) ms.push_back(m);
   if (mcap > 64) ms.push_back(mcap);
   size_t wide_counters = 0;
+  auto add_skinny = [&](const Plan& p, int64_t m, int64_t r) {  // a skinny or router layout's partials and counters
+    const family::WsNeed q =
+        family::ws_need(static_cast<int>(m), static_cast<int>(r), p.cfg.rt_cta, p.cfg.split_k, p.cfg.n_tiles);
+    need.ws_floats = std::max(need.ws_floats, q.floats);
+    need.counters = std::max(need.counters, q.counters);
+  };
   std::vector<int64_t> rows;
   for (int64_t r = 16; r < n; r += 16) rows.push_back(r);
   rows.push_back(n);
@@ -47,11 +53,7 @@ SplitWs split_ws_need(Storage storage, int64_t n, int64_t k, int64_t max_m) {
           wide_counters = std::max(wide_counters, q.counters);
           continue;
         }
-        if (p.kernel != fam) continue;
-        const family::WsNeed q = family::ws_need(static_cast<int>(m), static_cast<int>(r), p.cfg.rt_cta,
-                                                 p.cfg.split_k, p.cfg.n_tiles);
-        need.ws_floats = std::max(need.ws_floats, q.floats);
-        need.counters = std::max(need.counters, q.counters);
+        if (p.kernel == fam) add_skinny(p, m, r);
       }
     }
   // An untuned 12-bit shape: every layout prepare may time for it (tune_untuned: the candidates at 1..16 tokens on all
@@ -62,11 +64,7 @@ SplitWs split_ws_need(Storage storage, int64_t n, int64_t k, int64_t max_m) {
       for (int64_t m = 1; m <= std::min<int64_t>(mcap, 16); ++m) {
         const UntunedChoice c{n, u, 16};
         const Plan p = select_plan(Shape{n, k, storage}, m, ExceptionLoad{}, &c);
-        if (p.kernel != Kernel::skinny) continue;
-        const family::WsNeed q = family::ws_need(static_cast<int>(m), static_cast<int>(n), p.cfg.rt_cta, p.cfg.split_k,
-                                                 p.cfg.n_tiles);
-        need.ws_floats = std::max(need.ws_floats, q.floats);
-        need.counters = std::max(need.counters, q.counters);
+        if (p.kernel == Kernel::skinny) add_skinny(p, m, n);
       }
   // The wide family's counters are not 0 at rest (64-bit arrival counters that only grow): they get their own
   // 8-byte-aligned region at the end (launch_wide_hilo uses the last ones), so that the router family's counters

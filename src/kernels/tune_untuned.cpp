@@ -112,14 +112,7 @@ UntunedTuning tune_untuned(const Blas& blas, const VendorTable* table, const voi
   const auto* xb = static_cast<const __nv_bfloat16*>(x);
   auto* ob = static_cast<__nv_bfloat16*>(out);
   auto vendor_call = [&](int64_t m) {
-    return [&, m](cudaStream_t s) {
-      try {
-        launch_vendor(blas, table, W, xb, m, ob, n, k, s);
-        return true;
-      } catch (const Error&) {
-        return false;
-      }
-    };
+    return timed_call([&, m](cudaStream_t s) { launch_vendor(blas, table, W, xb, m, ob, n, k, s); });
   };
   // The plan of layout u at m (nullopt where the plan would not serve m with it: the exception bounds).
   auto plan_of = [&](const UntunedLayout& u, int64_t m) -> std::optional<Plan> {
@@ -129,14 +122,7 @@ UntunedTuning tune_untuned(const Blas& blas, const VendorTable* table, const voi
     return p;
   };
   auto skinny_call = [&](const Plan& p, int64_t m) {
-    return [&, cfg = p.cfg, m](cudaStream_t s) {
-      try {
-        launch_skinny(cfg, w, xb, m, ob, n, s);
-        return true;
-      } catch (const Error&) {
-        return false;
-      }
-    };
+    return timed_call([&, cfg = p.cfg, m](cudaStream_t s) { launch_skinny(cfg, w, xb, m, ob, n, s); });
   };
   // Screen: each candidate at 1 and 8 tokens (or the most it serves below 8), relative to the vendor family.
   const std::vector<UntunedLayout> cands = untuned_skinny_candidates(n, k, kUntunedCandidates);

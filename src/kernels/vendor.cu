@@ -326,14 +326,9 @@ std::shared_ptr<VendorTable> tune_vendor(const Blas& blas, const void* W, int64_
   // The default call at mm tokens on rr rows, and algorithm `algo` on problem `pp` (its m and rows), as calls to time
   // (x and out at place pl).
   auto default_call = [&](int64_t mm, int64_t rr, int pl = 0) {
-    return [&, mm, rr, xp = x_at(pl), op = out_at(pl)](cudaStream_t s) {
-      try {
-        launch_vendor(blas, nullptr, W, xp, mm, op, rr, k, s);
-        return true;
-      } catch (const Error&) {
-        return false;
-      }
-    };
+    return timed_call([&, mm, rr, xp = x_at(pl), op = out_at(pl)](cudaStream_t s) {
+      launch_vendor(blas, nullptr, W, xp, mm, op, rr, k, s);
+    });
   };
   auto algo_call = [&](const LtProblem& pp, const cublasLtMatmulAlgo_t& algo, int pl = 0) {
     return [&, algo, xp = x_at(pl), op = out_at(pl)](cudaStream_t s) {
