@@ -29,7 +29,7 @@ def bucket_top(m: int) -> int:
 
 def main() -> int:
     if len(sys.argv) < 3:
-        sys.exit(__doc__.strip().splitlines()[-1] if False else "usage: vendor_picks.py LAYER M [RESULTS_DIR]")
+        sys.exit("usage: vendor_picks.py LAYER M [RESULTS_DIR]")
     layer, m = sys.argv[1], int(sys.argv[2])
     root = sys.argv[3] if len(sys.argv) > 3 else "docs/results"
     top = bucket_top(m)
