@@ -26,7 +26,8 @@
 // llm-like generator does (seed 0); TUNE_NO_VENDOR=1 leaves the vendor tuning out (its row is then the default call).
 // TUNE_SHAPES="name=NxK,..." runs these BF16 shapes (N(0, 0.02^2) weights, every row computed) instead of the judge's,
 // e.g. other models' projections, to see what the plan does with shapes it was not tuned on (no stream rows there);
-// TUNE_PREPARED=1 then times what Weights::prepare + run do with each (the library's own choice, tuned at prepare).
+// TUNE_PREPARED=1 then times what Weights::prepare + run do with each (the library's own choice, tuned at prepare), on all N
+// rows and on the leading rows prepare times on their own (untuned_row_sets: calls of the matrix's first rows).
 //
 // Output: markdown on stdout, one table per shape (committed under docs/results/tuning/).
 // Usage: tune_plan [screen reps=15] [final reps=60] [m list, e.g. 1,8,16] [shape name]
@@ -373,19 +374,25 @@ int main(int argc, char** argv) {
       const solgemm::Weights wp = solgemm::Weights::prepare(dw, solgemm::DType::bf16, sh.n, sh.k, tm.s, po);
       po.kernel = "vendor";
       const solgemm::Weights wv = solgemm::Weights::prepare(dw, solgemm::DType::bf16, sh.n, sh.k, tm.s, po);
-      std::printf("\n## %s (%lld x %lld), prepared\n\n%s\n\n| m | plan | prepared us | cuBLAS us | vendor us | "
-                  "prepared / vendor |\n|---|---|---|---|---|---|\n",
+      std::printf("\n## %s (%lld x %lld), prepared\n\n%s\n\n| rows | m | plan | prepared us | cuBLAS us | vendor us | "
+                  "prepared / vendor |\n|---|---|---|---|---|---|---|\n",
                   sh.name.c_str(), static_cast<long long>(sh.n), static_cast<long long>(sh.k), wp.description().c_str());
-      for (int m : ms) {
-        auto* o = static_cast<__nv_bfloat16*>(out);
-        const float p_us = tm.time([&] { wp.run(x, m, o, sh.n, tm.s); }) - fixed;
-        const float c_us = tm.time([&] { solgemm::kernels::launch_vendor(blas, nullptr, dw, x, m, o, sh.n, sh.k, tm.s); }) - fixed;
-        const float v_us = tm.time([&] { wv.run(x, m, o, sh.n, tm.s); }) - fixed;
-        const std::string plan = wp.plan_for(m, sh.n);
-        std::printf("| %d | %s | %.2f | %.2f | %.2f | %.3f |\n", m, plan.substr(0, plan.find(" (")).c_str(), p_us, c_us,
-                    v_us, p_us / v_us);
-        std::fflush(stdout);
-      }
+      // all N rows, then the leading rows prepare timed on their own (perf-notes step 214)
+      std::vector<int64_t> row_list = {sh.n};
+      for (const int64_t r : solgemm::untuned_row_sets(sh.n, sh.k))
+        if (r != sh.n) row_list.push_back(r);
+      for (const int64_t rows : row_list)
+        for (int m : ms) {
+          auto* o = static_cast<__nv_bfloat16*>(out);
+          const float p_us = tm.time([&] { wp.run(x, m, o, rows, tm.s); }) - fixed;
+          const float c_us =
+              tm.time([&] { solgemm::kernels::launch_vendor(blas, nullptr, dw, x, m, o, rows, sh.k, tm.s); }) - fixed;
+          const float v_us = tm.time([&] { wv.run(x, m, o, rows, tm.s); }) - fixed;
+          const std::string plan = wp.plan_for(m, rows);
+          std::printf("| %lld | %d | %s | %.2f | %.2f | %.2f | %.3f |\n", static_cast<long long>(rows), m,
+                      plan.substr(0, plan.find(" (")).c_str(), p_us, c_us, v_us, p_us / v_us);
+          std::fflush(stdout);
+        }
       CK(cudaFree(dw));
       continue;
     }

@@ -64,7 +64,7 @@ struct Weights::Impl {
   std::optional<Kernel> forced;          // PrepareOptions::kernel
   cublasHandle_t blas = nullptr;         // vendor family, with its own workspace
   std::shared_ptr<kernels::VendorTable> vendor_table;  // cuBLASLt algorithms tuned at prepare (BF16)
-  std::optional<UntunedChoice> untuned;  // an untuned 12-bit shape's skinny layout and range, timed at prepare
+  std::vector<UntunedChoice> untuned;    // untuned 12-bit row counts' skinny layouts and ranges, timed at prepare
   DevBuf blas_ws;
   DevBuf split_ws, split_cnt, split_cnt64;  // skinny / router split-K workspace + zeroed counters (kernels.hpp)
   kernels::SplitWs split;
@@ -79,7 +79,11 @@ struct Weights::Impl {
   Impl& operator=(const Impl&) = delete;
   // This call's plan: the forced family's, else the table's for these rows and this matrix's exceptions.
   Plan plan(const Shape& shape, int64_t m) const {
-    return forced ? select_plan(shape, m, *forced) : select_plan(shape, m, exc_load, untuned ? &*untuned : nullptr);
+    if (forced) return select_plan(shape, m, *forced);
+    const UntunedChoice* measured = nullptr;  // (timed for these rows, if they are one of untuned_row_sets)
+    for (const UntunedChoice& c : untuned)
+      if (c.rows == shape.rows) measured = &c;
+    return select_plan(shape, m, exc_load, measured);
   }
   ~Impl() {
     if (blas) cublasDestroy(blas);
@@ -296,15 +300,17 @@ Weights Weights::prepare(const void* d_W, DType wt, int64_t n, int64_t k, cudaSt
   if (wt == DType::bf16 && opt.tune_vendor) {
     impl->vendor_table = kernels::tune_vendor(impl->blas_ctx(), impl->raw.p, n, k, stream, opt.tune_file);
     impl->desc += "; " + kernels::describe(*impl->vendor_table);
-    // A shape the plan table was not tuned on: its skinny layout and range timed against that tuning (perf-notes
-    // step 211), where the rule alone would serve some m.
-    if (impl->storage == Storage::packed12 && !impl->forced && untuned_skinny_shape(n, k)) {
-      kernels::UntunedTuning ut = kernels::tune_untuned(impl->blas_ctx(), impl->vendor_table.get(), impl->raw.p,
-                                                        impl->packed_view(), impl->exc_load, opt.max_m, stream,
-                                                        opt.tune_file);
-      impl->untuned = ut.choice;
-      impl->desc += "; " + ut.desc;
-    }
+    // Row counts the plan table was not tuned on (all N rows of an untuned shape; the leading N/2, N/4, N/8 of any
+    // shape): their skinny layout and range timed against that tuning (perf-notes steps 211, 214), where the rule
+    // alone would serve some m.
+    if (impl->storage == Storage::packed12 && !impl->forced)
+      for (const int64_t rows : untuned_row_sets(n, k)) {
+        kernels::UntunedTuning ut = kernels::tune_untuned(impl->blas_ctx(), impl->vendor_table.get(), impl->raw.p,
+                                                          impl->packed_view(), rows, impl->exc_load, opt.max_m, stream,
+                                                          opt.tune_file);
+        impl->untuned.push_back(ut.choice);
+        impl->desc += "; " + ut.desc;
+      }
   }
   return Weights(std::move(impl));
 }

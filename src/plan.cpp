@@ -240,6 +240,13 @@ bool untuned_skinny_shape(int64_t rows, int64_t k) {
          untuned_skinny_layout(rows, k).has_value();
 }
 
+std::vector<int64_t> untuned_row_sets(int64_t n, int64_t k) {
+  std::vector<int64_t> out;
+  for (int64_t d = 1; d <= 8; d *= 2)
+    if ((d == 1 || n % (16 * d) == 0) && untuned_skinny_shape(n / d, k)) out.push_back(n / d);
+  return out;
+}
+
 namespace {
 
 // BF16 weights, packed (12-bit or 16-bit fallback): the skinny family for m <= 64 (memory-bound).

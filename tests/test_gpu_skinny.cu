@@ -409,16 +409,17 @@ TEST(Skinny, UntunedCandidatesAgainstFp64) {
   }
 }
 
-// An untuned shape through the API as a user gets it: prepare times the candidates against the tuned cuBLASLt and
-// serves the fastest at 1..max_m (whatever it chose on this GPU): the plan says skinny exactly there, every m of 1..64
-// is right against FP64 with probe rows exact and nothing written past m x rows, the skinny range batch invariant, and
-// replays bitwise equal.
+// An untuned shape through the API as a user gets it: prepare times the candidates against the tuned cuBLASLt for each
+// row count of untuned_row_sets (all N rows, and the leading N/2 of 2048 x 8192: a call of the matrix's first rows,
+// perf-notes step 214) and serves the fastest at 1..max_m (whatever it chose on this GPU): the plan says skinny exactly
+// there, the description names each row count's choice, every m of 1..max_m and 17 / 32 / 64 is right against FP64 with
+// probe rows exact and nothing written past m x rows, the skinny range batch invariant, and replays bitwise equal.
 TEST(Skinny, UntunedShapeTimedAtPrepare) {
   SOLGEMM_REQUIRE_GPU();
   const uint64_t seed = solgemm::testing::test_seed(0x2110u);
   for (const auto& [n, k] : {std::pair<int64_t, int64_t>{1024, 8192}, {2048, 8192}}) {
-    const std::string tag = std::to_string(n) + "x" + std::to_string(k) + " " + skt::seed_msg(seed);
-    SCOPED_TRACE(tag);
+    const std::string ntag = std::to_string(n) + "x" + std::to_string(k) + " " + skt::seed_msg(seed);
+    SCOPED_TRACE(ntag);
     Dev<__nv_bfloat16> dw(static_cast<size_t>(n * k));
     std::vector<uint16_t> hw;
     ASSERT_NO_FATAL_FAILURE(skt::gen_weights(dw.p, n, k, seed + static_cast<uint64_t>(n), 0.02f, &hw));
@@ -426,56 +427,68 @@ TEST(Skinny, UntunedShapeTimedAtPrepare) {
     SKT_CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
     auto w = solgemm::Weights::prepare(dw.p, solgemm::DType::bf16, n, k, st, solgemm::PrepareOptions{});
     ASSERT_NE(w.description().find("untuned shape"), std::string::npos) << w.description();
-    const int64_t rows = n;
-    auto skinny_at = [&](int m) { return w.plan_for(m, rows).rfind("skinny", 0) == 0; };  // (the family's name first)
-    int served = 0;
-    while (served < kMaxM && skinny_at(served + 1)) ++served;
-    for (int m = served + 1; m <= kMaxM; ++m) ASSERT_FALSE(skinny_at(m)) << "m=" << m << " " << w.plan_for(m, n);
-    ASSERT_LE(served, 16) << w.description();
-    std::cout << tag << ": " << w.description().substr(w.description().find("untuned shape")) << "\n";
+    const std::vector<int64_t> row_sets = solgemm::untuned_row_sets(n, k);
+    ASSERT_EQ(row_sets.front(), n);
+    ASSERT_EQ(row_sets.size(), n == 2048 ? 2u : 1u);
     Dev<__nv_bfloat16> x(static_cast<size_t>(kMaxM * k));
     const skt::Probes pr = skt::make_x(x.p, kMaxM, k, seed, nullptr, 8);
-    Dev<double> ref(static_cast<size_t>(kMaxM * n));
-    skt::ref_fp64<<<dim3(static_cast<unsigned>(n), kMaxM / 8), 256>>>(x.p, dw.p, ref.p, kMaxM, n, k);
-    SKT_CK(cudaDeviceSynchronize());
-    const std::vector<double> href = ref.get();
-    const size_t total = static_cast<size_t>(kMaxM * n + kGuard);
-    Dev<uint16_t> out(total);
-    std::vector<uint16_t> top;
-    std::vector<int> ms;
-    for (int m = std::max(served, 1); m >= 1; --m) ms.push_back(m);  // the skinny range's top first
-    for (int m : {17, 32, 64}) ms.push_back(m);
-    for (int m : ms) {
-      SCOPED_TRACE("m=" + std::to_string(m) + " " + w.plan_for(m, n));
-      SKT_CK(cudaMemset(out.p, 0xFF, total * 2));
-      w.run(x.p, m, out.p, n, st);
-      SKT_CK(cudaStreamSynchronize(st));
-      const std::vector<uint16_t> o = out.get();
-      const skt::PoisonCounts pc = skt::poison_counts(o, static_cast<size_t>(m) * n);
-      ASSERT_EQ(pc.bad, 0u) << "NaN/Inf (unwritten?) in out";
-      ASSERT_EQ(pc.guard_bad, 0u) << "written past m x rows";
-      EXPECT_LE(skt::rel_l2(o, href, n, 0, m), 1e-2);
-      for (int64_t r = 0; r < m; r += 8) {  // probe rows: one weight column times a power of two, exact
-        const size_t pi = static_cast<size_t>(r / 8);
-        int64_t mism = 0;
-        for (int64_t j = 0; j < n; ++j) {
-          const float ev = std::ldexp(bf16_to_f32(hw[static_cast<size_t>(j * k + pr.col[pi])]) *
-                                          static_cast<float>(pr.sign[pi]), pr.e[pi]);
-          const uint16_t got = o[static_cast<size_t>(r * n + j)];
-          mism += !(got == f32_to_bf16_rn(ev) || (std::fabs(ev) < 1.1754944e-38f && (got & 0x7FFF) == 0));
+    for (const int64_t rows : row_sets) {
+      const std::string tag = ntag + ", rows " + std::to_string(rows);
+      SCOPED_TRACE(tag);
+      if (rows < n)  // (the description names the leading rows' own choice)
+        ASSERT_NE(w.description().find("its first " + std::to_string(rows) + " rows, an untuned shape"),
+                  std::string::npos) << w.description();
+      auto skinny_at = [&](int m) { return w.plan_for(m, rows).rfind("skinny", 0) == 0; };  // (the family's name first)
+      int served = 0;
+      while (served < kMaxM && skinny_at(served + 1)) ++served;
+      for (int m = served + 1; m <= kMaxM; ++m) ASSERT_FALSE(skinny_at(m)) << "m=" << m << " " << w.plan_for(m, rows);
+      ASSERT_LE(served, 16) << w.description();
+      if (served > 0)  // the measured layout's plan, not the rule's
+        EXPECT_NE(w.plan_for(1, rows).find("when prepare timed them"), std::string::npos) << w.plan_for(1, rows);
+      std::cout << tag << ": served on the skinny family at m <= " << served << "; " << w.plan_for(1, rows).substr(0, 120)
+                << "\n";
+      Dev<double> ref(static_cast<size_t>(kMaxM * rows));
+      skt::ref_fp64<<<dim3(static_cast<unsigned>(rows), kMaxM / 8), 256>>>(x.p, dw.p, ref.p, kMaxM, rows, k);
+      SKT_CK(cudaDeviceSynchronize());
+      const std::vector<double> href = ref.get();
+      const size_t total = static_cast<size_t>(kMaxM * rows + kGuard);
+      Dev<uint16_t> out(total);
+      std::vector<uint16_t> top;
+      std::vector<int> ms;
+      for (int m = std::max(served, 1); m >= 1; --m) ms.push_back(m);  // the skinny range's top first
+      for (int m : {17, 32, 64}) ms.push_back(m);
+      for (int m : ms) {
+        SCOPED_TRACE("m=" + std::to_string(m) + " " + w.plan_for(m, rows));
+        SKT_CK(cudaMemset(out.p, 0xFF, total * 2));
+        w.run(x.p, m, out.p, rows, st);
+        SKT_CK(cudaStreamSynchronize(st));
+        const std::vector<uint16_t> o = out.get();
+        const skt::PoisonCounts pc = skt::poison_counts(o, static_cast<size_t>(m) * rows);
+        ASSERT_EQ(pc.bad, 0u) << "NaN/Inf (unwritten?) in out";
+        ASSERT_EQ(pc.guard_bad, 0u) << "written past m x rows";
+        EXPECT_LE(skt::rel_l2(o, href, rows, 0, m), 1e-2);
+        for (int64_t r = 0; r < m; r += 8) {  // probe rows: one weight column times a power of two, exact
+          const size_t pi = static_cast<size_t>(r / 8);
+          int64_t mism = 0;
+          for (int64_t j = 0; j < rows; ++j) {
+            const float ev = std::ldexp(bf16_to_f32(hw[static_cast<size_t>(j * k + pr.col[pi])]) *
+                                            static_cast<float>(pr.sign[pi]), pr.e[pi]);
+            const uint16_t got = o[static_cast<size_t>(r * rows + j)];
+            mism += !(got == f32_to_bf16_rn(ev) || (std::fabs(ev) < 1.1754944e-38f && (got & 0x7FFF) == 0));
+          }
+          EXPECT_EQ(mism, 0) << "probe row " << r;
         }
-        EXPECT_EQ(mism, 0) << "probe row " << r;
+        if (m <= served) {
+          if (top.empty())
+            top = o;
+          else
+            EXPECT_TRUE(std::equal(o.begin(), o.begin() + m * rows, top.begin())) << "rows differ from m = " << served;
+        }
       }
-      if (m <= served) {
-        if (top.empty())
-          top = o;
-        else
-          EXPECT_TRUE(std::equal(o.begin(), o.begin() + m * n, top.begin())) << "rows differ from m = " << served;
+      for (int m : {1, std::max(served, 1), 32}) {
+        SCOPED_TRACE("replays m=" + std::to_string(m) + " " + tag);
+        skt::expect_replays_equal(w, x.p, out, total, m, rows, st);
       }
-    }
-    for (int m : {1, std::max(served, 1), 32}) {
-      SCOPED_TRACE("replays m=" + std::to_string(m) + " " + tag);
-      skt::expect_replays_equal(w, x.p, out, total, m, n, st);
     }
     cudaStreamDestroy(st);
   }

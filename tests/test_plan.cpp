@@ -249,6 +249,27 @@ TEST(Plan, UntunedCandidates) {
   EXPECT_FALSE(solgemm::untuned_skinny_shape(896, 896));    // too small
 }
 
+// The row counts prepare times (perf-notes step 214): all N rows of an untuned shape and its leading halves, quarters and
+// eighths where each is itself an untuned shape (a multiple of 16, >= 2^23 weights, no plan row); a tuned shape's N rows
+// are not timed, its leading rows are.
+TEST(Plan, UntunedRowSets) {
+  using V = std::vector<int64_t>;
+  EXPECT_EQ(solgemm::untuned_row_sets(2048, 8192), (V{2048, 1024}));        // 512 x 8192: too small
+  EXPECT_EQ(solgemm::untuned_row_sets(1024, 8192), (V{1024}));
+  EXPECT_EQ(solgemm::untuned_row_sets(4096, 8192), (V{2048, 1024}));        // the pooler: a plan row
+  EXPECT_EQ(solgemm::untuned_row_sets(8192, 4096), (V{4096, 2048}));        // the unpooler (1024 x 4096: too small)
+  EXPECT_EQ(solgemm::untuned_row_sets(2304, 8192), (V{1152}));              // qkv_gate (576 x 8192: too small)
+  EXPECT_EQ(solgemm::untuned_row_sets(28672, 4096), (V{28672, 14336, 7168, 3584}));
+  EXPECT_EQ(solgemm::untuned_row_sets(8208, 4096), (V{8208}));              // 4104 is not a multiple of 16
+  EXPECT_TRUE(solgemm::untuned_row_sets(896, 896).empty());
+  for (const auto& [n, k] : {std::pair<int64_t, int64_t>{28672, 4096}, {4096, 8192}, {6144, 4096}})
+    for (const int64_t r : solgemm::untuned_row_sets(n, k)) {
+      EXPECT_EQ(n % r, 0);
+      EXPECT_EQ(r % 16, 0);
+      EXPECT_TRUE(solgemm::untuned_skinny_shape(r, k));
+    }
+}
+
 // What prepare measured replaces the rule for calls of all N rows: its layout at 1..max_m, the vendor family above and
 // at max_m = 0; calls of fewer rows keep the rule; the exception bounds still apply.
 TEST(Plan, UntunedMeasuredChoice) {

@@ -91,27 +91,29 @@ TEST(SkinnySmem, FiguresTheGpuShowed) {
 }  // namespace
 
 // The split-K workspace prepare allocates for an untuned shape covers every layout its tuner may time (every candidate at
-// 1..16 tokens on all N rows; perf-notes step 211: before, 4096 x 4096's cs2 / rt2 and cs4 / rt3 needed more counters
-// than the rule's layouts and could not run at prepare); the judged shapes' workspace is the plan table's alone.
+// 1..16 tokens on each of untuned_row_sets; perf-notes step 211: before, 4096 x 4096's cs2 / rt2 and cs4 / rt3 needed
+// more counters than the rule's layouts and could not run at prepare; step 214: the leading rows of tuned shapes too).
 TEST(SkinnySmem, UntunedWorkspaceCoversEveryCandidate) {
   namespace k = solgemm::kernels;
   for (const auto& [n, kk] : {std::pair<int64_t, int64_t>{4096, 4096}, {6144, 4096}, {3072, 3072}, {1024, 8192},
-                              {28672, 4096}}) {
+                              {28672, 4096}, {4096, 8192}, {8192, 4096}, {2304, 8192}}) {  // (+ the judged shapes' prefixes)
     SCOPED_TRACE(std::to_string(n) + "x" + std::to_string(kk));
     const k::SplitWs have = k::split_ws_need(solgemm::Storage::packed12, n, kk, 4096);
     int checked = 0;
-    for (const solgemm::UntunedLayout& u : solgemm::untuned_skinny_candidates(n, kk, solgemm::kUntunedCandidates))
-      for (int64_t m = 1; m <= 16; ++m) {
-        const solgemm::UntunedChoice c{n, u, 16};
-        const solgemm::Plan p = solgemm::select_plan({n, kk, solgemm::Storage::packed12}, m, solgemm::ExceptionLoad{}, &c);
-        ASSERT_EQ(p.kernel, solgemm::Kernel::skinny) << p.str();
-        const fam::WsNeed q = fam::ws_need(static_cast<int>(m), static_cast<int>(n), p.cfg.rt_cta, p.cfg.split_k,
-                                           p.cfg.n_tiles);
-        EXPECT_LE(q.floats, have.ws_floats) << p.str();
-        EXPECT_LE(q.counters, have.counters) << p.str();
-        EXPECT_LE(q.counters, have.tiles64) << p.str();
-        ++checked;
-      }
+    for (const int64_t r : solgemm::untuned_row_sets(n, kk))  // (a call of the first r rows: perf-notes step 214)
+      for (const solgemm::UntunedLayout& u : solgemm::untuned_skinny_candidates(r, kk, solgemm::kUntunedCandidates))
+        for (int64_t m = 1; m <= 16; ++m) {
+          const solgemm::UntunedChoice c{r, u, 16};
+          const solgemm::Plan p =
+              solgemm::select_plan({r, kk, solgemm::Storage::packed12}, m, solgemm::ExceptionLoad{}, &c);
+          ASSERT_EQ(p.kernel, solgemm::Kernel::skinny) << r << " rows: " << p.str();
+          const fam::WsNeed q = fam::ws_need(static_cast<int>(m), static_cast<int>(r), p.cfg.rt_cta, p.cfg.split_k,
+                                             p.cfg.n_tiles);
+          EXPECT_LE(q.floats, have.ws_floats) << r << " rows: " << p.str();
+          EXPECT_LE(q.counters, have.counters) << r << " rows: " << p.str();
+          EXPECT_LE(q.counters, have.tiles64) << r << " rows: " << p.str();
+          ++checked;
+        }
     EXPECT_GE(checked, 16 * 4);
   }
 }

@@ -112,13 +112,18 @@ int64_t untuned_skinny_max_m(int64_t rows, int64_t k);
 // Whether the plan treats a 12-bit (rows, k) as an untuned shape: no plan row for it, K a multiple of 64 and at least
 // kUntunedSkinnyMinWeights weights (prepare then times its layouts: kernels::tune_untuned).
 bool untuned_skinny_shape(int64_t rows, int64_t k);
+// The row counts prepare times an untuned layout for (kernels::tune_untuned) on a 12-bit N x K matrix: all N rows and
+// the leading N/2, N/4, N/8 (the row sets the vendor tuner tunes: a call may compute only the first rows of W, like the
+// judge's unpooler slice), each a multiple of 16 that untuned_skinny_shape accepts; so the N rows of a tuned shape are
+// not in the list, its leading halves may be. Calls of other row counts take the rule untimed.
+std::vector<int64_t> untuned_row_sets(int64_t n, int64_t k);
 // The layouts prepare times for an untuned shape (kernels::tune_untuned): the rule's own, then the cheapest of a wider
 // set by the rule's cost (clusters up to 16, up to 4 CTAs per SM), at most `count`, distinct.
 std::vector<UntunedLayout> untuned_skinny_candidates(int64_t rows, int64_t k, size_t count);
 inline constexpr size_t kUntunedCandidates = 12;  // how many prepare times
 // What prepare measured for an untuned 12-bit shape (PrepareOptions::tune_vendor; perf-notes step 211): the candidate
 // that ran fastest, served at 1..max_m (0: none) where it beat the tuned cuBLASLt by 2% at every m timed up to max_m. It
-// replaces the rule for calls of exactly `rows` rows (the matrix's N); calls of fewer rows take the rule.
+// replaces the rule for calls of exactly `rows` rows (one of untuned_row_sets); calls of other row counts take the rule.
 struct UntunedChoice {
   int64_t rows = 0;
   UntunedLayout layout{};

@@ -188,7 +188,8 @@ struct UntunedTuning {
   UntunedChoice choice;
   std::string desc;
 };
-UntunedTuning tune_untuned(const Blas& blas, const VendorTable* table, const void* W, const PackedView& w,
+// `rows`: the row count timed (one of untuned_row_sets(w.n, w.k): calls of the matrix's first `rows` rows).
+UntunedTuning tune_untuned(const Blas& blas, const VendorTable* table, const void* W, const PackedView& w, int64_t rows,
                            const ExceptionLoad& exc, int64_t max_m, cudaStream_t stream, const std::string& tune_file);
 
 // wide.cu: 64 < m (tuned for m <= 256), packed12 / packed16: decoded weights as wgmma's register A operand.

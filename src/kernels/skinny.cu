@@ -56,16 +56,17 @@ SplitWs split_ws_need(Storage storage, int64_t n, int64_t k, int64_t max_m) {
         if (p.kernel == fam) add_skinny(p, m, r);
       }
     }
-  // An untuned 12-bit shape: every layout prepare may time for it (tune_untuned: the candidates at 1..16 tokens on all
-  // N rows), so that none is left out for want of counters (perf-notes step 211: 4096 x 4096's cs2 / rt2 needs 128
-  // counters, the rule's layouts 66; a few MB of partials at most).
-  if (storage == Storage::packed12 && untuned_skinny_shape(n, k))
-    for (const UntunedLayout& u : untuned_skinny_candidates(n, k, kUntunedCandidates))
-      for (int64_t m = 1; m <= std::min<int64_t>(mcap, 16); ++m) {
-        const UntunedChoice c{n, u, 16};
-        const Plan p = select_plan(Shape{n, k, storage}, m, ExceptionLoad{}, &c);
-        if (p.kernel == Kernel::skinny) add_skinny(p, m, n);
-      }
+  // Untuned 12-bit row counts: every layout prepare may time for them (tune_untuned: the candidates at 1..16 tokens on
+  // each of untuned_row_sets), so that none is left out for want of counters (perf-notes step 211: 4096 x 4096's
+  // cs2 / rt2 needs 128 counters, the rule's layouts 66; a few MB of partials at most).
+  if (storage == Storage::packed12)
+    for (const int64_t r : untuned_row_sets(n, k))
+      for (const UntunedLayout& u : untuned_skinny_candidates(r, k, kUntunedCandidates))
+        for (int64_t m = 1; m <= std::min<int64_t>(mcap, 16); ++m) {
+          const UntunedChoice c{r, u, 16};
+          const Plan p = select_plan(Shape{r, k, storage}, m, ExceptionLoad{}, &c);
+          if (p.kernel == Kernel::skinny) add_skinny(p, m, r);
+        }
   // The wide family's counters are not 0 at rest (64-bit arrival counters that only grow): they get their own
   // 8-byte-aligned region at the end (launch_wide_hilo uses the last ones), so that the router family's counters
   // stay 0 between its launches.

@@ -1,4 +1,6 @@
-// The skinny layout of a BF16 shape the plan table was not tuned on, chosen at prepare by timing (perf-notes step 211).
+// The skinny layout of a BF16 shape the plan table was not tuned on, chosen at prepare by timing (perf-notes steps 211,
+// 214), for each row count of untuned_row_sets: all N rows, and the leading N/2, N/4, N/8 (a call computing only the
+// first rows of W is the problem of a matrix of that many rows: timed on its own, keyed by its rows).
 //
 // Why: the layout rule (plan.cpp, step 207) is a formula fitted on one GPU type and a dozen shapes; on others it picked
 // layouts 1.2-1.9x slower than cuBLAS (1024 x 8192 and 2048 x 8192: one compute warp per CTA; step 211). Prepare
@@ -40,30 +42,34 @@ struct Stored {  // the tune file's bytes
 };
 
 std::mutex cache_mu;
-std::map<std::tuple<int, int64_t, int64_t, int64_t>, Stored>& cache() {  // (device, N, K, top m timed)
+std::map<std::tuple<int, int64_t, int64_t, int64_t>, Stored>& cache() {  // (device, rows, K, top m timed)
   static std::map<std::tuple<int, int64_t, int64_t, int64_t>, Stored> c;
   return c;
 }
 
-std::string tune_key(int dev, int64_t n, int64_t k, int64_t top) {
-  return fmt::format("{}/N{}/K{}/m{}", tune_gpu_key(dev), n, k, top);
+std::string tune_key(int dev, int64_t rows, int64_t k, int64_t top) {
+  return fmt::format("{}/N{}/K{}/m{}", tune_gpu_key(dev), rows, k, top);
 }
 
 std::string lstr(const UntunedLayout& u) { return fmt::format("cs{}/rt{}/wk{}/g{}", u.cs, u.rt_cta, u.wk, u.gpw); }
 
-UntunedTuning from_stored(const Stored& s, int64_t n, const char* how) {
+// (rows < n: a call of the matrix's first rows)
+UntunedTuning from_stored(const Stored& s, int64_t rows, int64_t n, const char* how) {
   UntunedTuning t;
-  t.choice = {n, UntunedLayout{s.cs, s.rt, s.wk, s.gpw}, s.max_m};
-  t.desc = s.max_m > 0 ? fmt::format("untuned shape: skinny {} at m <= {} ({})", lstr(t.choice.layout), s.max_m, how)
-                       : fmt::format("untuned shape: the vendor family at every m ({})", how);
+  t.choice = {rows, UntunedLayout{s.cs, s.rt, s.wk, s.gpw}, s.max_m};
+  const std::string what = rows < n ? fmt::format("its first {} rows, an untuned shape", rows) : "untuned shape";
+  t.desc = s.max_m > 0 ? fmt::format("{}: skinny {} at m <= {} ({})", what, lstr(t.choice.layout), s.max_m, how)
+                       : fmt::format("{}: the vendor family at every m ({})", what, how);
   return t;
 }
 
 }  // namespace
 
-UntunedTuning tune_untuned(const Blas& blas, const VendorTable* table, const void* W, const PackedView& w,
+UntunedTuning tune_untuned(const Blas& blas, const VendorTable* table, const void* W, const PackedView& w, int64_t rows,
                            const ExceptionLoad& exc, int64_t max_m, cudaStream_t stream, const std::string& tune_file) {
-  const int64_t n = w.n, k = w.k;
+  const int64_t n = rows, k = w.k;  // (the shape timed: the first `rows` of the matrix's w.n rows)
+  if (rows < 1 || rows > w.n) throw Error(fmt::format("solgemm: tune_untuned: rows = {}; expected 1..{}", rows, w.n));
+  const std::string what = rows < w.n ? fmt::format("its first {} rows, an untuned shape", rows) : "untuned shape";
   int dev = 0;
   cudaGetDevice(&dev);
   // (the range timed depends on PrepareOptions::max_m: part of the keys)
@@ -74,14 +80,14 @@ UntunedTuning tune_untuned(const Blas& blas, const VendorTable* table, const voi
   if (!tune_file.empty() && tune_file::read(tune_file, kTuneTag, fkey, &st, sizeof(st))) {
     std::lock_guard<std::mutex> lock(cache_mu);
     cache()[ckey] = st;
-    return from_stored(st, n, fmt::format("from {}", tune_file).c_str());
+    return from_stored(st, n, w.n, fmt::format("from {}", tune_file).c_str());
   }
   {
     std::lock_guard<std::mutex> lock(cache_mu);
     auto it = cache().find(ckey);
     if (it != cache().end()) {
       if (!tune_file.empty()) tune_file::append(tune_file, kTuneTag, fkey, &it->second, sizeof(Stored));
-      return from_stored(it->second, n, "timed for an earlier matrix of this shape");
+      return from_stored(it->second, n, w.n, "timed for an earlier matrix of this shape");
     }
   }
   const bool log = std::getenv("SOLGEMM_TUNE_LOG") != nullptr;
@@ -92,7 +98,7 @@ UntunedTuning tune_untuned(const Blas& blas, const VendorTable* table, const voi
     const std::optional<UntunedLayout> rule = untuned_skinny_layout(n, k);
     const UntunedChoice any{n, rule.value_or(UntunedLayout{1, 1, 1, 1}), 1};
     if (!rule || select_plan(shape, 1, exc, &any).kernel != Kernel::skinny) {
-      res.desc = "untuned shape: the vendor family at every m (the 12-bit code's exceptions pass the skinny family's "
+      res.desc = what + ": the vendor family at every m (the 12-bit code's exceptions pass the skinny family's "
                  "bounds, or no layout fits)";
       return res;
     }
@@ -104,7 +110,7 @@ UntunedTuning tune_untuned(const Blas& blas, const VendorTable* table, const voi
     cudaFree(x);
     cudaFree(out);
     cudaGetLastError();
-    res.desc = "untuned shape: the vendor family (no memory to time the skinny layouts at prepare)";
+    res.desc = what + ": the vendor family (no memory to time the skinny layouts at prepare)";
     return res;
   }
   fill_tuning_x(static_cast<__nv_bfloat16*>(x), static_cast<size_t>(top * k), stream);
@@ -177,7 +183,7 @@ UntunedTuning tune_untuned(const Blas& blas, const VendorTable* table, const voi
   if (!tune_file.empty()) tune_file::append(tune_file, kTuneTag, fkey, &s, sizeof(s));
   const std::string how = screened.empty() ? "no candidate layout ran"
                                            : fmt::format("timed at prepare, ours / the tuned cuBLASLt: {}", ratios);
-  res.desc = from_stored(s, n, how.c_str()).desc;
+  res.desc = from_stored(s, n, w.n, how.c_str()).desc;
   return res;
 }
 
