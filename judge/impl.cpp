@@ -40,6 +40,7 @@ class SolgemmImpl final : public Implementation {
   std::string plan(int layer, int64_t m, int64_t rows) const override {
     return weights(layer).plan_for(m, rows);
   }
+  size_t device_bytes(int layer) const override { return weights(layer).device_bytes(); }
   std::string description(int layer) const override {
     const Layer& l = layers().at(static_cast<size_t>(layer));
     if (force_reference_)

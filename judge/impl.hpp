@@ -4,6 +4,7 @@
 // prepare() is untimed; run() is what gets captured into a CUDA graph and timed.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -26,6 +27,8 @@ class Implementation {
   virtual std::string description(int layer) const = 0;
   // Bits read per weight (the stored floor and the practical ceiling are computed at this size).
   virtual double weight_bits(int layer, int64_t m, int64_t rows) const = 0;  // bits per weight the call reads
+  // Device memory the prepared layer owns beyond the judge's copy of W, in bytes (0: none, as cuBLAS).
+  virtual size_t device_bytes(int layer) const { return 0; }
 };
 
 // The names --impl and --baseline accept.

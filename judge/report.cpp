@@ -180,11 +180,12 @@ std::string markdown(const RunResult& r) {
   o << "\n## Layers\n\n";
   Table lt;
   lt.left = 1;
-  lt.head = {"layer", "N x K", r.impl + " stores", "bits/weight", "prepare s"};
+  lt.head = {"layer", "N x K", r.impl + " stores", "bits/weight", "device MB", "prepare s"};
   for (const LayerResult& l : r.layers) {
     const Layer& L = layers()[static_cast<size_t>(l.layer)];
     lt.rows.push_back({std::string(L.name), fmt::format("{} x {}", L.n, L.k), l.impl_description,
-                       fmt::format("{:.2f}", l.impl_weight_bits), fmt::format("{:.2f}", l.impl_prepare_s)});
+                       fmt::format("{:.2f}", l.impl_weight_bits), fmt::format("{:.1f}", l.impl_device_bytes / 1e6),
+                       fmt::format("{:.2f}", l.impl_prepare_s)});
   }
   o << lt.md();
   o << fmt::format("\n## Correctness\n\n{}/{} shapes correct, {} fresh inputs each (timed shapes: plus one graph "
@@ -243,6 +244,7 @@ nlohmann::json to_json(const RunResult& r) {
                            {"description", l.impl_description},
                            {"weight_bits", l.impl_weight_bits},
                            {"prepare_s", l.impl_prepare_s},
+                           {"device_bytes", l.impl_device_bytes},
                            {"baseline_description", l.base_description},
                            {"baseline_prepare_s", l.base_prepare_s}});
   }

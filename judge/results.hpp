@@ -18,6 +18,7 @@ struct LayerResult {
   std::string impl_description, base_description;  // what prepare chose
   double impl_weight_bits = 16, base_weight_bits = 16;
   double impl_prepare_s = 0, base_prepare_s = 0;
+  size_t impl_device_bytes = 0;  // device memory the prepared layer owns (Implementation::device_bytes)
 };
 
 struct ShapeResult {

@@ -105,6 +105,7 @@ void prepare_all(Ctx& c) {
     lr.base_description = c.base->description(l);
     lr.impl_weight_bits = c.impl->weight_bits(l, 1, L.n);  // bits read at m = 1 (the plan may differ by m)
     lr.base_weight_bits = c.base->weight_bits(l, 1, L.n);
+    lr.impl_device_bytes = c.impl->device_bytes(l);
     c.log << fmt::format("prepare  {:<9} {} ({:.2f} s): {}\n", L.name, c.impl->name(), lr.impl_prepare_s,
                          lr.impl_description);
     if (lr.impl_prepare_s > kPrepareLimitS)

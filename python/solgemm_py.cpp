@@ -182,6 +182,8 @@ NB_MODULE(_solgemm, m) {
       .def("weight_bits", [](const PyWeights& p, int64_t mm, int64_t rows) { return p.w.weight_bits(mm, rows < 0 ? p.w.n() : rows); },
            nb::arg("m"), nb::arg("rows") = -1, "Bits per weight a call of this size reads.")
       .def_prop_ro("description", [](const PyWeights& p) { return p.w.description(); })
+      .def_prop_ro("device_bytes", [](const PyWeights& p) { return p.w.device_bytes(); },
+                   "Device memory this Weights owns, in bytes (its copy of W, the packed code, workspaces).")
       .def_prop_ro("n", [](const PyWeights& p) { return p.w.n(); })
       .def_prop_ro("k", [](const PyWeights& p) { return p.w.k(); })
       .def_prop_ro("dtype", [](const PyWeights& p) { return std::string(solgemm::to_string(p.w.dtype())); })

@@ -91,6 +91,15 @@ struct Weights::Impl {
 
   kernels::Blas blas_ctx() const { return {blas, blas_ws.p, blas_ws.bytes}; }
 
+  // Every device buffer this Weights owns (Weights::device_bytes).
+  size_t device_bytes() const {
+    size_t b = 0;
+    for (const DevBuf* d : {&raw, &packed, &exc_off, &exc, &exc_blk, &hi, &lo, &lo2, &hi_rm, &lo_rm, &lo2_rm, &blas_ws,
+                            &split_ws, &split_cnt, &split_cnt64, &stream_ws, &stream_cnt, &s12_data, &s12_exc_off, &s12_exc})
+      b += d->bytes;
+    return b;
+  }
+
   kernels::PackedView packed_view() const {
     kernels::PackedView v;
     v.data = static_cast<const uint8_t*>(packed.p);
@@ -156,6 +165,7 @@ double Weights::weight_bits(int64_t m, int64_t rows) const {
   return raw;
 }
 std::string Weights::description() const { return impl_->desc; }
+size_t Weights::device_bytes() const { return impl_->device_bytes(); }
 
 Weights Weights::prepare(const void* d_W, DType wt, int64_t n, int64_t k, cudaStream_t stream,
                          const PrepareOptions& opt) {
@@ -267,7 +277,7 @@ Weights Weights::prepare(const void* d_W, DType wt, int64_t n, int64_t k, cudaSt
   // Split-K workspace of the skinny / router families: sized from the plan table for m <= max_m (skinny:
   // m <= 64), counters zeroed once here (each launch leaves them at 0).
   {
-    const kernels::SplitWs need = kernels::split_ws_need(impl->storage, n, k, opt.max_m);
+    const kernels::SplitWs need = kernels::split_ws_need(impl->storage, n, k, opt.max_m, impl->forced);
     if (need.ws_floats > 0) {
       impl->split = need;
       impl->split.ws = impl->split_ws.alloc<float>(need.ws_floats * sizeof(float), false, stream,

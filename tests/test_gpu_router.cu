@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iostream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -195,6 +196,31 @@ TEST(Router, FirstCallInsideCapture) {
     cudaGraphDestroy(g);
     cudaStreamDestroy(st);
   }
+}
+
+// Device memory a router Weights owns (perf-notes step 215): the plan's layouts only, not the forced router family's at
+// 4096 tokens (75 MB of partials before): at most W's FP32 copy, its hi + lo twice (fragment order and row-major), the
+// cuBLAS workspace and 16 MB of split-K workspace; a Weights forced to the router family sizes its own layouts.
+TEST(Router, DeviceMemory) {
+  SOLGEMM_REQUIRE_GPU();
+  const uint64_t seed = solgemm::testing::test_seed(0x3E3u);
+  const int64_t n = 256, k = 8192;
+  cudaStream_t st;
+  SKT_CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  Dev<float> dw(static_cast<size_t>(n * k));
+  skt::gen_f32<<<1024, 256>>>(dw.p, n * k, seed, 0.02f);
+  SKT_CK(cudaDeviceSynchronize());
+  const size_t w_bytes = static_cast<size_t>(n * k) * 4;
+  auto plan = solgemm::Weights::prepare(dw.p, solgemm::DType::f32, n, k, st, {});
+  solgemm::PrepareOptions forced;
+  forced.kernel = "router";
+  auto fr = solgemm::Weights::prepare(dw.p, solgemm::DType::f32, n, k, st, forced);
+  std::cout << "router 256 x 8192: " << plan.device_bytes() / 1e6 << " MB owned (forced router family: "
+            << fr.device_bytes() / 1e6 << " MB; W " << w_bytes / 1e6 << " MB)\n";
+  EXPECT_GE(plan.device_bytes(), 3 * w_bytes);
+  EXPECT_LE(plan.device_bytes(), 3 * w_bytes + (size_t{32} << 20) + (size_t{16} << 20));
+  EXPECT_GT(fr.device_bytes(), plan.device_bytes());
+  cudaStreamDestroy(st);
 }
 
 TEST(Router, HiLoEveryM) {

@@ -63,6 +63,12 @@ sj::RunResult synthetic_run() {
   r.score = sj::score_of(sums);
   r.score_ci = {r.score * 0.99, r.score * 1.01};
   r.sglang_score = r.score;
+  sj::LayerResult lr;  // one prepared layer: what it stores and the device memory it owns
+  lr.layer = 2;
+  lr.impl_description = "bf16 4096x8192 12-bit code";
+  lr.impl_weight_bits = 12.03;
+  lr.impl_device_bytes = 123456789;
+  r.layers.push_back(lr);
   return r;
 }
 
@@ -88,6 +94,9 @@ TEST(JudgeReport, JsonHasTheSpecFields) {
   ASSERT_EQ(j["loads"].size(), 6u);
   for (const char* key : {"load", "m", "impl_us", "baseline_us", "speedup"}) EXPECT_TRUE(j["loads"][0].contains(key)) << key;
   EXPECT_NEAR(j["loads"][0]["impl_us"].get<double>(), 38.25, 1e-9);
+  ASSERT_EQ(j["layers"].size(), 1u);
+  EXPECT_EQ(j["layers"][0]["layer"], "pooler");
+  EXPECT_EQ(j["layers"][0]["device_bytes"].get<size_t>(), 123456789u);
 }
 
 TEST(JudgeReport, TablesAndMarkdown) {
@@ -102,6 +111,8 @@ TEST(JudgeReport, TablesAndMarkdown) {
   EXPECT_NE(md.find("| load |"), std::string::npos);
   EXPECT_NE(md.find("decode 16"), std::string::npos);
   EXPECT_NE(md.find("skinny [split_k=4]"), std::string::npos);
+  EXPECT_NE(md.find("| device MB |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 12.03 | 123.5 |"), std::string::npos) << md;  // bits/weight, then device MB
 }
 
 TEST(JudgeReport, SvgIsACompletePlot) {

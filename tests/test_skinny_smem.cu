@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "../src/kernels/family_dispatch.cuh"
 #include "solgemm/plan.hpp"
@@ -89,6 +90,39 @@ TEST(SkinnySmem, FiguresTheGpuShowed) {
 }
 
 }  // namespace
+
+// A Weights sizes its split-K workspace for the plan's layouts, not for those only a forced family runs (perf-notes
+// step 215: the router's forced layouts at 4096 tokens took 75 MB of partials); the plan's own layouts at every m and
+// rows still fit (the router's, including the simt family's fallback to them, and the wide family's hi + lo).
+TEST(SkinnySmem, PlanWorkspaceLeavesOutForcedLayouts) {
+  namespace k = solgemm::kernels;
+  using solgemm::Kernel;
+  const k::SplitWs plan = k::split_ws_need(solgemm::Storage::hilo, 256, 8192, 4096);
+  const k::SplitWs forced = k::split_ws_need(solgemm::Storage::hilo, 256, 8192, 4096, Kernel::router);
+  EXPECT_LT(plan.ws_floats * 4, size_t{16} << 20);
+  EXPECT_GT(forced.ws_floats, 4 * plan.ws_floats);
+  int checked = 0;
+  for (int64_t rows = 16; rows <= 256; rows += 16)
+    for (int64_t m : {1, 3, 7, 8, 16, 32, 33, 64, 65, 128, 200, 256}) {
+      const solgemm::Shape s{rows, 8192, solgemm::Storage::hilo};
+      std::vector<solgemm::Plan> ps = {solgemm::select_plan(s, m)};
+      if (ps[0].kernel == Kernel::simt) ps.push_back(solgemm::select_plan(s, m, Kernel::router));  // (its fallback)
+      for (const solgemm::Plan& p : ps) {
+        SCOPED_TRACE(std::to_string(rows) + " rows, m " + std::to_string(m) + ": " + p.str());
+        if (p.kernel == Kernel::router) {
+          const fam::WsNeed q = fam::ws_need(static_cast<int>(m), static_cast<int>(rows), p.cfg.rt_cta, p.cfg.split_k,
+                                             p.cfg.n_tiles);
+          EXPECT_LE(q.floats, plan.ws_floats);
+          EXPECT_LE(q.counters, plan.counters);
+          ++checked;
+        } else if (p.kernel == Kernel::wide) {
+          EXPECT_LE(k::wide_hilo_ws_need(p.cfg, m, rows).floats, plan.ws_floats);
+          ++checked;
+        }
+      }
+    }
+  EXPECT_GE(checked, 100);  // (router layouts at 1..32 tokens on every row count, wide ones at 33..256 on all 256)
+}
 
 // The split-K workspace prepare allocates for an untuned shape covers every layout its tuner may time (every candidate at
 // 1..16 tokens on each of untuned_row_sets; perf-notes step 211: before, 4096 x 4096's cs2 / rt2 and cs4 / rt3 needed

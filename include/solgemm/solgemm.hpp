@@ -11,6 +11,7 @@
 // synchronisation, no allocation, no branching on data; any state the kernels use is reset by the kernels.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -68,6 +69,10 @@ class Weights {
   std::string plan_for(int64_t m, int64_t rows) const;
   // What prepare chose: storage format, bits per weight, exceptions.
   std::string description() const;
+  // Device memory this Weights owns, in bytes: its copy of W (the vendor family's and the reference kernel's operand),
+  // the packed code and its tables, the split-K workspaces and counters, and the cuBLAS workspace (32 MiB). W itself
+  // may be freed after prepare. (docs/kernels.md, "Memory")
+  size_t device_bytes() const;
   // Bits per weight a call of this size reads (the packed code's size with its side tables for our families,
   // 16 or 32 for cuBLAS and the reference kernel on the raw copy): for floors at the bytes really read.
   double weight_bits(int64_t m, int64_t rows) const;

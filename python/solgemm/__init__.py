@@ -120,6 +120,11 @@ class Linear:
     def description(self):
         return self.weights.description
 
+    @property
+    def device_bytes(self):
+        """Device memory the prepared weights own, in bytes (W's copy, the packed code, workspaces)."""
+        return self.weights.device_bytes
+
     def _fail(self, what):
         raise Error(f"solgemm.Linear: {what}")
 

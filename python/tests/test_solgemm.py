@@ -17,7 +17,8 @@ SEED = int(os.environ.get("SOLGEMM_TEST_SEED", "1234"))
 class Cpu(unittest.TestCase):
     def test_module(self):
         self.assertTrue(issubclass(solgemm.Error, ValueError))
-        for name in ("prepare", "run", "plan_for", "weight_bits", "description", "n", "k", "dtype", "out_dtype"):
+        for name in ("prepare", "run", "plan_for", "weight_bits", "description", "device_bytes", "n", "k", "dtype",
+                     "out_dtype"):
             self.assertTrue(hasattr(solgemm.Weights, name), name)
 
     def test_cpu_array_rejected(self):
@@ -73,6 +74,7 @@ class Gpu(unittest.TestCase):
         for ci, (n, k, dtype, rows, opts) in enumerate(cases):
             w = self.gen((n, k), dtype, ci, 0.02)
             lin = solgemm.Linear(w, rows=rows, **opts)
+            self.assertGreaterEqual(lin.device_bytes, w.numel() * w.element_size())  # (its own copy of W at least)
             for m in (1, 3, 8, 16, 32, 33, 64, 128, 256, 300):
                 if opts.get("kernel") == "skinny" and m > 64:
                     continue

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <cuda.h>
@@ -127,8 +128,11 @@ struct SplitWs {
   size_t tiles64 = 0;
 };
 // Capacity (floats, counters) that calls with m <= max_m and rows <= n need under the plan table, for the
-// skinny family (packed storage; m capped at 64) or the router family (hilo storage).
-SplitWs split_ws_need(Storage storage, int64_t n, int64_t k, int64_t max_m);
+// skinny family (packed storage; m capped at 64) or the router family (hilo storage). `forced`: PrepareOptions::kernel's
+// family, whose own layouts are then sized instead of the plan's (nullopt: the plan's layouts only, so that a Weights
+// does not hold workspace for layouts only a forced family runs: the router's 75 MB for forced router calls of 4096
+// tokens, perf-notes step 215).
+SplitWs split_ws_need(Storage storage, int64_t n, int64_t k, int64_t max_m, std::optional<Kernel> forced = std::nullopt);
 
 // How a skinny launch reduced split K (launch_skinny's `path`; tests and the bench): no split, through a cluster's
 // distributed shared memory, through the workspace in one cooperative launch, or by the last arrival.

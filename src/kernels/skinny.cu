@@ -18,7 +18,7 @@ void launch_skinny(const Config& cfg, const PackedView& w, const __nv_bfloat16* 
   family::skinny_dispatch<family::kLibrary>(cfg, w, x, m, out, rows, stream, path);
 }
 
-SplitWs split_ws_need(Storage storage, int64_t n, int64_t k, int64_t max_m) {
+SplitWs split_ws_need(Storage storage, int64_t n, int64_t k, int64_t max_m, std::optional<Kernel> forced) {
   SplitWs need;
   const bool packed = storage == Storage::packed12 || storage == Storage::packed16;
   if (!packed && storage != Storage::hilo) return need;
@@ -42,10 +42,18 @@ SplitWs split_ws_need(Storage storage, int64_t n, int64_t k, int64_t max_m) {
   rows.push_back(n);
   for (int64_t r : rows)
     for (int64_t m : ms) {
-      // The family's own layouts (what PrepareOptions::kernel forces) and the plan table's choice.
-      std::vector<Plan> plans = {select_plan(Shape{r, k, storage}, m, fam), select_plan(Shape{r, k, storage}, m)};
-      if (!packed)  // the wide family's hi + lo source: its own workspace layout in the same buffers
-        plans.push_back(select_plan(Shape{r, k, storage}, m, Kernel::wide));
+      // The plan table's choice, or what PrepareOptions::kernel forces (the family's own layouts; the wide family's
+      // hi + lo source has its own workspace layout in the same buffers).
+      std::vector<Plan> plans;
+      if (!forced) {
+        plans.push_back(select_plan(Shape{r, k, storage}, m));
+        // (hi + lo: where the simt family cannot take x, K or its alignment, the call runs the router family's layout)
+        if (!packed && plans.back().kernel == Kernel::simt) plans.push_back(select_plan(Shape{r, k, storage}, m, fam));
+      } else {
+        Kernel f = *forced;
+        if (f == Kernel::simt && !packed) f = fam;  // (the simt family's fallback where it cannot take x)
+        if (f == fam || (!packed && f == Kernel::wide)) plans.push_back(select_plan(Shape{r, k, storage}, m, f));
+      }
       for (const Plan& p : plans) {
         if (!packed && p.kernel == Kernel::wide) {
           const WideWsNeed q = wide_hilo_ws_need(p.cfg, m, r);
@@ -59,7 +67,7 @@ SplitWs split_ws_need(Storage storage, int64_t n, int64_t k, int64_t max_m) {
   // Untuned 12-bit row counts: every layout prepare may time for them (tune_untuned: the candidates at 1..16 tokens on
   // each of untuned_row_sets), so that none is left out for want of counters (perf-notes step 211: 4096 x 4096's
   // cs2 / rt2 needs 128 counters, the rule's layouts 66; a few MB of partials at most).
-  if (storage == Storage::packed12)
+  if (storage == Storage::packed12 && !forced)  // (a forced family is not timed at prepare)
     for (const int64_t r : untuned_row_sets(n, k))
       for (const UntunedLayout& u : untuned_skinny_candidates(r, k, kUntunedCandidates))
         for (int64_t m = 1; m <= std::min<int64_t>(mcap, 16); ++m) {
