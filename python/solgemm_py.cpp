@@ -95,7 +95,7 @@ struct PyWeights {
 cudaStream_t as_stream(uintptr_t s) { return reinterpret_cast<cudaStream_t>(s); }
 
 PyWeights prepare(const Array& W, uintptr_t stream, bool compress, const std::string& router_mode, bool tune_vendor,
-                  const std::string& tune_file, int64_t max_m, const std::string& kernel) {
+                  const std::string& tune_file, int64_t max_m, const std::string& kernel, bool shared_workspace) {
   const int dev = check_matrix(W, "Weights.prepare", "W", false);
   solgemm::DType dt;
   if (is_bf16(W.dtype()))
@@ -117,6 +117,7 @@ PyWeights prepare(const Array& W, uintptr_t stream, bool compress, const std::st
   if (max_m < 1) fail("Weights.prepare: max_m = " + std::to_string(max_m) + "; expected max_m >= 1");
   opt.max_m = static_cast<int>(std::min<int64_t>(max_m, INT32_MAX));
   opt.kernel = kernel;
+  opt.shared_workspace = shared_workspace;
   const void* p = W.data();
   const int64_t n = static_cast<int64_t>(W.shape(0)), k = static_cast<int64_t>(W.shape(1));
   nb::gil_scoped_release release;  // packing and the vendor tuner take seconds on large shapes
@@ -160,7 +161,7 @@ NB_MODULE(_solgemm, m) {
                         "A weight matrix W (N x K, bfloat16 or float32) prepared once for out = x @ W[:rows].T.")
       .def_static("prepare", &prepare, nb::arg("W"), nb::kw_only(), nb::arg("stream") = 0, nb::arg("compress") = true,
                   nb::arg("router_mode") = "hi_lo", nb::arg("tune_vendor") = true, nb::arg("tune_file") = "",
-                  nb::arg("max_m") = 4096, nb::arg("kernel") = "",
+                  nb::arg("max_m") = 4096, nb::arg("kernel") = "", nb::arg("shared_workspace") = false,
                   "Copies and packs W (a 2-D CUDA array, row-major, bfloat16 or float32) on `stream` and synchronises "
                   "it; W may be freed afterwards. Options as solgemm::PrepareOptions.")
       .def("run", &run, nb::arg("x"), nb::arg("out"), nb::arg("rows") = -1, nb::arg("stream") = 0,

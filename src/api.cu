@@ -4,6 +4,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -48,6 +51,19 @@ struct DevBuf {
   }
 };
 
+// The cuBLAS handle and workspace that Weights prepared with PrepareOptions::shared_workspace share on one device
+// (perf-notes step 216): created by the first such prepare, freed with the last such Weights.
+struct SharedBlas {
+  cublasHandle_t handle = nullptr;
+  DevBuf ws;
+  SharedBlas() = default;
+  SharedBlas(const SharedBlas&) = delete;
+  SharedBlas& operator=(const SharedBlas&) = delete;
+  ~SharedBlas() {
+    if (handle) cublasDestroy(handle);
+  }
+};
+
 struct Weights::Impl {
   DType dtype = DType::bf16;
   int64_t n = 0, k = 0;
@@ -65,7 +81,8 @@ struct Weights::Impl {
   cublasHandle_t blas = nullptr;         // vendor family, with its own workspace
   std::shared_ptr<kernels::VendorTable> vendor_table;  // cuBLASLt algorithms tuned at prepare (BF16)
   std::vector<UntunedChoice> untuned;    // untuned 12-bit row counts' skinny layouts and ranges, timed at prepare
-  DevBuf blas_ws;
+  DevBuf blas_ws;                        // (empty with PrepareOptions::shared_workspace: `shared` holds both)
+  std::shared_ptr<SharedBlas> shared;
   DevBuf split_ws, split_cnt, split_cnt64;  // skinny / router split-K workspace + zeroed counters (kernels.hpp)
   kernels::SplitWs split;
   DevBuf stream_ws, stream_cnt;          // stream family: partials + its barrier counters (kernels.hpp)
@@ -89,7 +106,9 @@ struct Weights::Impl {
     if (blas) cublasDestroy(blas);
   }
 
-  kernels::Blas blas_ctx() const { return {blas, blas_ws.p, blas_ws.bytes}; }
+  kernels::Blas blas_ctx() const {
+    return shared ? kernels::Blas{shared->handle, shared->ws.p, shared->ws.bytes} : kernels::Blas{blas, blas_ws.p, blas_ws.bytes};
+  }
 
   // Every device buffer this Weights owns (Weights::device_bytes).
   size_t device_bytes() const {
@@ -302,11 +321,29 @@ Weights Weights::prepare(const void* d_W, DType wt, int64_t n, int64_t k, cudaSt
   }
   // cuBLAS for the vendor family: a handle with a fixed workspace, so run() is graph-capturable.
   constexpr size_t kBlasWorkspace = size_t{32} << 20;
-  if (cublasCreate(&impl->blas) != CUBLAS_STATUS_SUCCESS) throw Error("solgemm: prepare: cublasCreate failed");
-  check_cuda(cudaMalloc(&impl->blas_ws.p, kBlasWorkspace), "prepare: allocating the cuBLAS workspace");
-  impl->blas_ws.bytes = kBlasWorkspace;
-  if (cublasSetWorkspace(impl->blas, impl->blas_ws.p, kBlasWorkspace) != CUBLAS_STATUS_SUCCESS)
-    throw Error("solgemm: prepare: cublasSetWorkspace failed");
+  auto make_blas = [&](cublasHandle_t* h, DevBuf* ws) {
+    if (cublasCreate(h) != CUBLAS_STATUS_SUCCESS) throw Error("solgemm: prepare: cublasCreate failed");
+    check_cuda(cudaMalloc(&ws->p, kBlasWorkspace), "prepare: allocating the cuBLAS workspace");
+    ws->bytes = kBlasWorkspace;
+    if (cublasSetWorkspace(*h, ws->p, kBlasWorkspace) != CUBLAS_STATUS_SUCCESS)
+      throw Error("solgemm: prepare: cublasSetWorkspace failed");
+  };
+  if (opt.shared_workspace) {  // one per device for every Weights prepared so (perf-notes step 216)
+    static std::mutex mu;
+    static std::map<int, std::weak_ptr<SharedBlas>> registry;
+    int dev = 0;
+    check_cuda(cudaGetDevice(&dev), "prepare: cudaGetDevice");
+    std::lock_guard<std::mutex> lock(mu);
+    impl->shared = registry[dev].lock();
+    if (!impl->shared) {
+      auto sb = std::make_shared<SharedBlas>();
+      make_blas(&sb->handle, &sb->ws);
+      registry[dev] = sb;
+      impl->shared = std::move(sb);
+    }
+  } else {
+    make_blas(&impl->blas, &impl->blas_ws);
+  }
   if (wt == DType::bf16 && opt.tune_vendor) {
     impl->vendor_table = kernels::tune_vendor(impl->blas_ctx(), impl->raw.p, n, k, stream, opt.tune_file);
     impl->desc += "; " + kernels::describe(*impl->vendor_table);

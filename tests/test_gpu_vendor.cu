@@ -9,6 +9,8 @@
 
 #include <cstdio>
 #include <fstream>
+#include <iterator>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -201,3 +203,77 @@ TEST(Vendor, TuneFileRoundTrip) {
 }
 
 }  // namespace
+
+// PrepareOptions::shared_workspace (perf-notes step 216): Weights prepared with it share one cuBLAS handle and
+// workspace per device and own 32 MiB less each; their calls, captured together into one graph on one stream (cuBLAS
+// at 64-300 tokens, the BF16 and the router's hi + lo paths, and a skinny call), give the bits of the same calls on
+// Weights that own theirs, every output written, replays equal.
+TEST(Vendor, SharedWorkspace) {
+  SOLGEMM_REQUIRE_GPU();
+  const uint64_t seed = solgemm::testing::test_seed(0x5A4Eu);
+  cudaStream_t st;
+  SKT_CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  struct Mat {
+    int64_t n, k;
+    bool f32;
+    int m;
+  };
+  const Mat mats[] = {{2048, 2048, false, 128}, {1024, 4096, false, 64}, {256, 2048, true, 300}, {8192, 1024, false, 1}};
+  std::vector<std::unique_ptr<Dev<uint16_t>>> ws;  // weights (as bytes)
+  std::vector<solgemm::Weights> own, shared;
+  solgemm::PrepareOptions sh;
+  sh.shared_workspace = true;
+  for (size_t i = 0; i < std::size(mats); ++i) {
+    const Mat& a = mats[i];
+    ws.push_back(std::make_unique<Dev<uint16_t>>(static_cast<size_t>(a.n * a.k * (a.f32 ? 2 : 1))));
+    if (a.f32)
+      skt::gen_f32<<<1024, 256>>>(reinterpret_cast<float*>(ws.back()->p), a.n * a.k, seed + i, 0.02f);
+    else
+      skt::gen_bf16<<<1024, 256>>>(reinterpret_cast<__nv_bfloat16*>(ws.back()->p), a.n * a.k, seed + i, 0.02f);
+    SKT_CK(cudaDeviceSynchronize());
+    const solgemm::DType dt = a.f32 ? solgemm::DType::f32 : solgemm::DType::bf16;
+    own.push_back(solgemm::Weights::prepare(ws.back()->p, dt, a.n, a.k, st, {}));
+    shared.push_back(solgemm::Weights::prepare(ws.back()->p, dt, a.n, a.k, st, sh));
+    EXPECT_EQ(shared.back().device_bytes() + (size_t{32} << 20), own.back().device_bytes()) << a.n << " x " << a.k;
+  }
+  const int64_t kmax = 4096, mmax = 300;
+  Dev<__nv_bfloat16> x(static_cast<size_t>(mmax * kmax));
+  skt::make_x(x.p, mmax, kmax, seed);
+  std::vector<std::unique_ptr<Dev<uint32_t>>> out_own, out_sh;  // (FP32-sized: room for either)
+  for (const Mat& a : mats) {
+    out_own.push_back(std::make_unique<Dev<uint32_t>>(static_cast<size_t>(a.m * a.n)));
+    out_sh.push_back(std::make_unique<Dev<uint32_t>>(static_cast<size_t>(a.m * a.n)));
+  }
+  for (size_t i = 0; i < std::size(mats); ++i) {
+    SKT_CK(cudaMemset(out_own[i]->p, 0xFF, out_own[i]->n * 4));
+    own[i].run(x.p, mats[i].m, out_own[i]->p, mats[i].n, st);
+  }
+  cudaGraph_t g;
+  cudaGraphExec_t ge;
+  SKT_CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
+  for (size_t i = 0; i < std::size(mats); ++i) shared[i].run(x.p, mats[i].m, out_sh[i]->p, mats[i].n, st);
+  SKT_CK(cudaStreamEndCapture(st, &g));
+  SKT_CK(cudaGraphInstantiate(&ge, g, 0));
+  for (int rep = 0; rep < 3; ++rep) {
+    for (auto& o : out_sh) SKT_CK(cudaMemsetAsync(o->p, 0xFF, o->n * 4, st));
+    SKT_CK(cudaGraphLaunch(ge, st));
+    SKT_CK(cudaStreamSynchronize(st));
+    for (size_t i = 0; i < std::size(mats); ++i) {
+      const Mat& a = mats[i];
+      SCOPED_TRACE(std::to_string(a.n) + " x " + std::to_string(a.k) + " m=" + std::to_string(a.m) + " replay " +
+                   std::to_string(rep) + " " + shared[i].plan_for(a.m, a.n) + " " + skt::seed_msg(seed));
+      const std::vector<uint32_t> o = out_own[i]->get(), s = out_sh[i]->get();
+      const size_t used = static_cast<size_t>(a.m * a.n) / (a.f32 ? 1 : 2);  // (32-bit words holding the outputs)
+      size_t unwritten = 0, differ = 0;
+      for (size_t j = 0; j < used; ++j) {
+        unwritten += s[j] == 0xFFFFFFFFu || (!a.f32 && ((s[j] & 0xFFFFu) == 0xFFFFu || (s[j] >> 16) == 0xFFFFu));
+        differ += s[j] != o[j];
+      }
+      EXPECT_EQ(unwritten, 0u);
+      EXPECT_EQ(differ, 0u) << "the shared workspace's results differ from an own workspace's";
+    }
+  }
+  cudaGraphExecDestroy(ge);
+  cudaGraphDestroy(g);
+  cudaStreamDestroy(st);
+}

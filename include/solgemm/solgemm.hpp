@@ -45,6 +45,11 @@ struct PrepareOptions {
   // a file that cannot be written) throw solgemm::Error naming the file.
   std::string tune_file;
   int max_m = 4096;                         // largest m run() will be called with (sizes any workspace)
+  // Share one cuBLAS handle and its 32 MiB workspace with every other Weights prepared with this option on the same
+  // device, instead of owning them (a model of 200 projections then holds 32 MiB of it, not 6.4 GB). The Weights
+  // sharing it then form one ordering domain: none of their calls may run at the same time as another's on the GPU
+  // (issue them all on one stream, or order them with events) nor from two host threads at once.
+  bool shared_workspace = false;
   // "" = the plan table chooses the kernel family per call; a family's name ("reference", "skinny", "wide",
   // "vendor", "router", "stream") forces it for every call it can serve (tests, experiments, the judge's reference run).
   std::string kernel;
@@ -63,6 +68,7 @@ class Weights {
   // cuBLAS's workspace and handle), so its calls must not run at the same time on the GPU, as for a cuBLAS handle
   // with a workspace: issue them on one stream (or order calls on different streams with events), from one host
   // thread at a time. Overlapping calls may give wrong results or hang; prepare one Weights per concurrent stream.
+  // With PrepareOptions::shared_workspace the rule covers every Weights sharing the workspace on this device.
   void run(const void* d_x, int64_t m, void* d_out, int64_t rows, cudaStream_t stream) const;
 
   // The kernel and configuration a call of this size would use, as one line.
@@ -70,8 +76,8 @@ class Weights {
   // What prepare chose: storage format, bits per weight, exceptions.
   std::string description() const;
   // Device memory this Weights owns, in bytes: its copy of W (the vendor family's and the reference kernel's operand),
-  // the packed code and its tables, the split-K workspaces and counters, and the cuBLAS workspace (32 MiB). W itself
-  // may be freed after prepare. (docs/kernels.md, "Memory")
+  // the packed code and its tables, the split-K workspaces and counters, and the cuBLAS workspace (32 MiB; not counted
+  // with PrepareOptions::shared_workspace: shared). W itself may be freed after prepare. (docs/kernels.md, "Memory")
   size_t device_bytes() const;
   // Bits per weight a call of this size reads (the packed code's size with its side tables for our families,
   // 16 or 32 for cuBLAS and the reference kernel on the raw copy): for floors at the bytes really read.

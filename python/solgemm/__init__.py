@@ -72,7 +72,9 @@ class Linear:
 
     weight: (N, K) CUDA tensor, bfloat16 or float32 (float32 weights give float32 outputs).
     rows: output features computed by default (the first ``rows`` of N; None = N).
-    options: ``solgemm.Weights.prepare``'s keywords (compress, router_mode, tune_vendor, tune_file, max_m, kernel).
+    options: ``solgemm.Weights.prepare``'s keywords (compress, router_mode, tune_vendor, tune_file, max_m, kernel,
+    shared_workspace: one cuBLAS workspace for every layer prepared so on the device; their calls must then be ordered,
+    e.g. all on one stream).
 
     A call checks x and out in Python (attribute reads only) and hands their addresses to the C++ core
     (``Weights.run_ptr``): its host path is about as long as ``F.linear``'s (``bench/py_call_overhead.py``).

@@ -75,6 +75,9 @@ class Gpu(unittest.TestCase):
             w = self.gen((n, k), dtype, ci, 0.02)
             lin = solgemm.Linear(w, rows=rows, **opts)
             self.assertGreaterEqual(lin.device_bytes, w.numel() * w.element_size())  # (its own copy of W at least)
+            if ci == 0:  # one cuBLAS workspace shared with every Weights prepared so: 32 MiB less of its own
+                shared = solgemm.Linear(w, rows=rows, shared_workspace=True, **opts)
+                self.assertEqual(shared.device_bytes + (32 << 20), lin.device_bytes)
             for m in (1, 3, 8, 16, 32, 33, 64, 128, 256, 300):
                 if opts.get("kernel") == "skinny" and m > 64:
                     continue
