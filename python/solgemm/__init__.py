@@ -81,7 +81,8 @@ class Linear:
 
     Ordering: the prepared weights own scratch memory shared by their calls (split-K partials, barrier counters,
     cuBLAS's workspace), so calls of one Linear must not overlap on the GPU: one stream at a time (or streams
-    ordered by events), one host thread at a time; for concurrent streams, one Linear per stream.
+    ordered by events), one host thread at a time; for concurrent streams, one Linear per stream. With
+    ``shared_workspace=True`` the rule covers every Linear prepared so on the device (``device_bytes``: 32 MiB less each).
     """
 
     def __init__(self, weight, rows=None, **options):
