@@ -38,8 +38,9 @@ struct PrepareOptions {
   RouterMode router_mode = RouterMode::hi_lo;
   bool tune_vendor = true;                  // BF16: time cuBLASLt's candidates at prepare (1-12 s on an H200 for
                                             // a new shape; later matrices of that shape in the process reuse it), and
-                                            // for a 12-bit shape the plan table was not tuned on, our skinny layouts
-                                            // against them (~0.2 s; served only where faster: docs/kernels.md)
+                                            // for a 12-bit shape the plan table was not tuned on (and the leading N/2,
+                                            // N/4, N/8 rows where they form one: untuned_row_sets), our skinny layouts
+                                            // against them (~0.2 s each; served only where faster: docs/kernels.md)
   // BF16 with tune_vendor: a file of tuned choices kept across processes. An entry for this GPU, cuBLASLt version,
   // N and K is used instead of timing; a new tuning is appended. "" = none. Errors (a line that is not an entry,
   // a file that cannot be written) throw solgemm::Error naming the file.
