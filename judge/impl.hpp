@@ -28,7 +28,7 @@ class Implementation {
   // Bits read per weight (the stored floor and the practical ceiling are computed at this size).
   virtual double weight_bits(int layer, int64_t m, int64_t rows) const = 0;  // bits per weight the call reads
   // Device memory the prepared layer owns beyond the judge's copy of W, in bytes (0: none, as cuBLAS).
-  virtual size_t device_bytes(int layer) const { return 0; }
+  virtual size_t device_bytes(int /*layer*/) const { return 0; }
 };
 
 // The names --impl and --baseline accept.

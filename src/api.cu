@@ -51,15 +51,16 @@ struct DevBuf {
   }
 };
 
-// The cuBLAS handle and workspace that Weights prepared with PrepareOptions::shared_workspace share on one device
-// (perf-notes step 216): created by the first such prepare, freed with the last such Weights.
-struct SharedBlas {
+// A cuBLAS handle with its fixed workspace (the vendor family; graph-capturable). A Weights owns one, or, with
+// PrepareOptions::shared_workspace, shares its device's (perf-notes step 216: created by the first such prepare, freed
+// with the last such Weights).
+struct BlasHandle {
   cublasHandle_t handle = nullptr;
   DevBuf ws;
-  SharedBlas() = default;
-  SharedBlas(const SharedBlas&) = delete;
-  SharedBlas& operator=(const SharedBlas&) = delete;
-  ~SharedBlas() {
+  BlasHandle() = default;
+  BlasHandle(const BlasHandle&) = delete;
+  BlasHandle& operator=(const BlasHandle&) = delete;
+  ~BlasHandle() {
     if (handle) cublasDestroy(handle);
   }
 };
@@ -78,11 +79,10 @@ struct Weights::Impl {
   ExceptionLoad exc_load;                // the 12-bit code's exceptions, for the plan (plan.hpp)
   std::string desc;
   std::optional<Kernel> forced;          // PrepareOptions::kernel
-  cublasHandle_t blas = nullptr;         // vendor family, with its own workspace
   std::shared_ptr<kernels::VendorTable> vendor_table;  // cuBLASLt algorithms tuned at prepare (BF16)
   std::vector<UntunedChoice> untuned;    // untuned 12-bit row counts' skinny layouts and ranges, timed at prepare
-  DevBuf blas_ws;                        // (empty with PrepareOptions::shared_workspace: `shared` holds both)
-  std::shared_ptr<SharedBlas> shared;
+  std::shared_ptr<BlasHandle> blas;      // vendor family: its own, or its device's shared one
+  bool blas_shared = false;              // (PrepareOptions::shared_workspace: not counted in device_bytes)
   DevBuf split_ws, split_cnt, split_cnt64;  // skinny / router split-K workspace + zeroed counters (kernels.hpp)
   kernels::SplitWs split;
   DevBuf stream_ws, stream_cnt;          // stream family: partials + its barrier counters (kernels.hpp)
@@ -102,19 +102,12 @@ struct Weights::Impl {
       if (c.rows == shape.rows) measured = &c;
     return select_plan(shape, m, exc_load, measured);
   }
-  ~Impl() {
-    if (blas) cublasDestroy(blas);
-  }
-
-  kernels::Blas blas_ctx() const {
-    return shared ? kernels::Blas{shared->handle, shared->ws.p, shared->ws.bytes} : kernels::Blas{blas, blas_ws.p, blas_ws.bytes};
-  }
+  kernels::Blas blas_ctx() const { return {blas->handle, blas->ws.p, blas->ws.bytes}; }
 
   // Every device buffer this Weights owns (Weights::device_bytes).
   size_t device_bytes() const {
-    size_t b = 0;
-    for (const DevBuf* d : {&raw, &packed, &exc_off, &exc, &exc_blk, &hi, &lo, &lo2, &hi_rm, &lo_rm, &lo2_rm, &blas_ws,
-                            &split_ws, &split_cnt, &split_cnt64, &stream_ws, &stream_cnt, &s12_data, &s12_exc_off, &s12_exc})
+    size_t b = blas && !blas_shared ? blas->ws.bytes : 0;
+    for (const DevBuf* d : {&raw, &packed, &exc_off, &exc, &exc_blk, &hi, &lo, &lo2, &hi_rm, &lo_rm, &lo2_rm, &split_ws, &split_cnt, &split_cnt64, &stream_ws, &stream_cnt, &s12_data, &s12_exc_off, &s12_exc})
       b += d->bytes;
     return b;
   }
@@ -321,28 +314,25 @@ Weights Weights::prepare(const void* d_W, DType wt, int64_t n, int64_t k, cudaSt
   }
   // cuBLAS for the vendor family: a handle with a fixed workspace, so run() is graph-capturable.
   constexpr size_t kBlasWorkspace = size_t{32} << 20;
-  auto make_blas = [&](cublasHandle_t* h, DevBuf* ws) {
-    if (cublasCreate(h) != CUBLAS_STATUS_SUCCESS) throw Error("solgemm: prepare: cublasCreate failed");
-    check_cuda(cudaMalloc(&ws->p, kBlasWorkspace), "prepare: allocating the cuBLAS workspace");
-    ws->bytes = kBlasWorkspace;
-    if (cublasSetWorkspace(*h, ws->p, kBlasWorkspace) != CUBLAS_STATUS_SUCCESS)
+  auto make_blas = [&] {
+    auto b = std::make_shared<BlasHandle>();
+    if (cublasCreate(&b->handle) != CUBLAS_STATUS_SUCCESS) throw Error("solgemm: prepare: cublasCreate failed");
+    b->ws.alloc(kBlasWorkspace, false, stream, "prepare: allocating the cuBLAS workspace");
+    if (cublasSetWorkspace(b->handle, b->ws.p, kBlasWorkspace) != CUBLAS_STATUS_SUCCESS)
       throw Error("solgemm: prepare: cublasSetWorkspace failed");
+    return b;
   };
+  impl->blas_shared = opt.shared_workspace;
   if (opt.shared_workspace) {  // one per device for every Weights prepared so (perf-notes step 216)
     static std::mutex mu;
-    static std::map<int, std::weak_ptr<SharedBlas>> registry;
+    static std::map<int, std::weak_ptr<BlasHandle>> registry;
     int dev = 0;
     check_cuda(cudaGetDevice(&dev), "prepare: cudaGetDevice");
     std::lock_guard<std::mutex> lock(mu);
-    impl->shared = registry[dev].lock();
-    if (!impl->shared) {
-      auto sb = std::make_shared<SharedBlas>();
-      make_blas(&sb->handle, &sb->ws);
-      registry[dev] = sb;
-      impl->shared = std::move(sb);
-    }
+    impl->blas = registry[dev].lock();
+    if (!impl->blas) registry[dev] = impl->blas = make_blas();
   } else {
-    make_blas(&impl->blas, &impl->blas_ws);
+    impl->blas = make_blas();
   }
   if (wt == DType::bf16 && opt.tune_vendor) {
     impl->vendor_table = kernels::tune_vendor(impl->blas_ctx(), impl->raw.p, n, k, stream, opt.tune_file);

@@ -53,11 +53,15 @@ std::string tune_key(int dev, int64_t rows, int64_t k, int64_t top) {
 
 std::string lstr(const UntunedLayout& u) { return fmt::format("cs{}/rt{}/wk{}/g{}", u.cs, u.rt_cta, u.wk, u.gpw); }
 
-// (rows < n: a call of the matrix's first rows)
+// What the description calls the rows timed (rows < n: a call of the matrix's first rows).
+std::string what_of(int64_t rows, int64_t n) {
+  return rows < n ? fmt::format("its first {} rows, an untuned shape", rows) : "untuned shape";
+}
+
 UntunedTuning from_stored(const Stored& s, int64_t rows, int64_t n, const char* how) {
   UntunedTuning t;
   t.choice = {rows, UntunedLayout{s.cs, s.rt, s.wk, s.gpw}, s.max_m};
-  const std::string what = rows < n ? fmt::format("its first {} rows, an untuned shape", rows) : "untuned shape";
+  const std::string what = what_of(rows, n);
   t.desc = s.max_m > 0 ? fmt::format("{}: skinny {} at m <= {} ({})", what, lstr(t.choice.layout), s.max_m, how)
                        : fmt::format("{}: the vendor family at every m ({})", what, how);
   return t;
@@ -69,7 +73,7 @@ UntunedTuning tune_untuned(const Blas& blas, const VendorTable* table, const voi
                            const ExceptionLoad& exc, int64_t max_m, cudaStream_t stream, const std::string& tune_file) {
   const int64_t n = rows, k = w.k;  // (the shape timed: the first `rows` of the matrix's w.n rows)
   if (rows < 1 || rows > w.n) throw Error(fmt::format("solgemm: tune_untuned: rows = {}; expected 1..{}", rows, w.n));
-  const std::string what = rows < w.n ? fmt::format("its first {} rows, an untuned shape", rows) : "untuned shape";
+  const std::string what = what_of(rows, w.n);
   int dev = 0;
   cudaGetDevice(&dev);
   // (the range timed depends on PrepareOptions::max_m: part of the keys)
