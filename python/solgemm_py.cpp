@@ -7,11 +7,13 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "solgemm/solgemm.hpp"
 
@@ -95,7 +97,8 @@ struct PyWeights {
 cudaStream_t as_stream(uintptr_t s) { return reinterpret_cast<cudaStream_t>(s); }
 
 PyWeights prepare(const Array& W, uintptr_t stream, bool compress, const std::string& router_mode, bool tune_vendor,
-                  const std::string& tune_file, int64_t max_m, const std::string& kernel, bool shared_workspace) {
+                  const std::string& tune_file, int64_t max_m, const std::string& kernel, bool shared_workspace,
+                  const std::vector<int64_t>& row_counts) {
   const int dev = check_matrix(W, "Weights.prepare", "W", false);
   solgemm::DType dt;
   if (is_bf16(W.dtype()))
@@ -118,6 +121,7 @@ PyWeights prepare(const Array& W, uintptr_t stream, bool compress, const std::st
   opt.max_m = static_cast<int>(std::min<int64_t>(max_m, INT32_MAX));
   opt.kernel = kernel;
   opt.shared_workspace = shared_workspace;
+  opt.row_counts = row_counts;
   const void* p = W.data();
   const int64_t n = static_cast<int64_t>(W.shape(0)), k = static_cast<int64_t>(W.shape(1));
   nb::gil_scoped_release release;  // packing and the vendor tuner take seconds on large shapes
@@ -162,6 +166,7 @@ NB_MODULE(_solgemm, m) {
       .def_static("prepare", &prepare, nb::arg("W"), nb::kw_only(), nb::arg("stream") = 0, nb::arg("compress") = true,
                   nb::arg("router_mode") = "hi_lo", nb::arg("tune_vendor") = true, nb::arg("tune_file") = "",
                   nb::arg("max_m") = 4096, nb::arg("kernel") = "", nb::arg("shared_workspace") = false,
+                  nb::arg("row_counts") = std::vector<int64_t>{},
                   "Copies and packs W (a 2-D CUDA array, row-major, bfloat16 or float32) on `stream` and synchronises "
                   "it; W may be freed afterwards. Options as solgemm::PrepareOptions.")
       .def("run", &run, nb::arg("x"), nb::arg("out"), nb::arg("rows") = -1, nb::arg("stream") = 0,

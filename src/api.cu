@@ -2,6 +2,7 @@
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
@@ -103,6 +104,15 @@ struct Weights::Impl {
     return select_plan(shape, m, exc_load, measured);
   }
   kernels::Blas blas_ctx() const { return {blas->handle, blas->ws.p, blas->ws.bytes}; }
+  // run(), plan_for(), weight_bits(): rows in 1..N and, where declared, one of PrepareOptions::row_counts.
+  void check_rows(int64_t rows, const char* who) const {
+    if (rows < 1 || rows > n)
+      throw Error(fmt::format("solgemm::Weights::{}: rows = {}; expected 1 <= rows <= N = {}", who, rows, n));
+    const std::vector<int64_t>& d = opt.row_counts;
+    if (!d.empty() && !std::binary_search(d.begin(), d.end(), rows))
+      throw Error(fmt::format("solgemm::Weights::{}: rows = {}; expected one of the row counts declared at prepare "
+                              "({}: PrepareOptions::row_counts)", who, rows, fmt::join(d, ", ")));
+  }
 
   // Every device buffer this Weights owns (Weights::device_bytes).
   size_t device_bytes() const {
@@ -162,6 +172,7 @@ int64_t Weights::k() const { return impl_->k; }
 DType Weights::dtype() const { return impl_->dtype; }
 DType Weights::out_dtype() const { return impl_->dtype; }
 double Weights::weight_bits(int64_t m, int64_t rows) const {
+  impl_->check_rows(rows, "weight_bits");
   const Shape shape{rows, impl_->k, impl_->storage};
   const Plan p = impl_->plan(shape, m);
   const double raw = impl_->dtype == DType::bf16 ? 16.0 : 32.0;
@@ -196,6 +207,13 @@ Weights Weights::prepare(const void* d_W, DType wt, int64_t n, int64_t k, cudaSt
   impl->n = n;
   impl->k = k;
   impl->opt = opt;
+  for (size_t i = 0; i < opt.row_counts.size(); ++i)
+    if (opt.row_counts[i] < 1 || opt.row_counts[i] > n)
+      throw Error(fmt::format("solgemm::Weights::prepare: row_counts[{}] = {}; expected 1 <= rows <= N = {} "
+                              "(PrepareOptions::row_counts)", i, opt.row_counts[i], n));
+  std::vector<int64_t>& declared = impl->opt.row_counts;  // (sorted, once each: Impl::check_rows searches it)
+  std::sort(declared.begin(), declared.end());
+  declared.erase(std::unique(declared.begin(), declared.end()), declared.end());
   if (!opt.kernel.empty()) impl->forced = kernel_from_string(opt.kernel);
   const size_t esz = wt == DType::bf16 ? 2 : 4;
   const size_t bytes = static_cast<size_t>(n) * static_cast<size_t>(k) * esz;
@@ -240,7 +258,10 @@ Weights Weights::prepare(const void* d_W, DType wt, int64_t n, int64_t k, cudaSt
     // The rows the plan sends to the simt family (the unpooler's slice) also in its 12-bit layout, where every row's
     // exceptions fit its slots: a CTA then never reads the side table (whose dependent loads made the slice 0.6-0.7x
     // cuBLAS on llm-like weights, whose rows hold up to ~60; perf-notes step 181); else the raw rows serve the family.
-    if (const int64_t sr = simt_rows_bf16(n, k); sr > 0 && impl->storage == Storage::packed12) {
+    // Only where that row count is declared (PrepareOptions::row_counts): a copy of 6.3 MB per K = 4096 matrix is not
+    // made for calls that may never come (perf-notes step 218).
+    if (const int64_t sr = simt_rows_bf16(n, k);
+        sr > 0 && impl->storage == Storage::packed12 && std::binary_search(declared.begin(), declared.end(), sr)) {
       const format::Simt12 s12 = format::encode_simt12(reinterpret_cast<const uint16_t*>(host.data()), n, k, sr, pk.base);
       if (s12.max_row_entries > format::kSimtSlots) {
         impl->desc += fmt::format("; its first {} rows read as raw BF16 by the simt family (a row holds {} exceptions, "
@@ -289,7 +310,7 @@ Weights Weights::prepare(const void* d_W, DType wt, int64_t n, int64_t k, cudaSt
   // Split-K workspace of the skinny / router families: sized from the plan table for m <= max_m (skinny:
   // m <= 64), counters zeroed once here (each launch leaves them at 0).
   {
-    const kernels::SplitWs need = kernels::split_ws_need(impl->storage, n, k, opt.max_m, impl->forced);
+    const kernels::SplitWs need = kernels::split_ws_need(impl->storage, n, k, opt.max_m, impl->forced, declared);
     if (need.ws_floats > 0) {
       impl->split = need;
       impl->split.ws = impl->split_ws.alloc<float>(need.ws_floats * sizeof(float), false, stream,
@@ -338,10 +359,10 @@ Weights Weights::prepare(const void* d_W, DType wt, int64_t n, int64_t k, cudaSt
     impl->vendor_table = kernels::tune_vendor(impl->blas_ctx(), impl->raw.p, n, k, stream, opt.tune_file);
     impl->desc += "; " + kernels::describe(*impl->vendor_table);
     // Row counts the plan table was not tuned on (all N rows of an untuned shape; the leading N/2, N/4, N/8 of any
-    // shape): their skinny layout and range timed against that tuning (perf-notes steps 211, 214), where the rule
-    // alone would serve some m.
+    // shape, or the declared row counts): their skinny layout and range timed against that tuning (perf-notes steps
+    // 211, 214, 218), where the rule alone would serve some m.
     if (impl->storage == Storage::packed12 && !impl->forced)
-      for (const int64_t rows : untuned_row_sets(n, k)) {
+      for (const int64_t rows : untuned_row_sets(n, k, declared)) {
         kernels::UntunedTuning ut = kernels::tune_untuned(impl->blas_ctx(), impl->vendor_table.get(), impl->raw.p,
                                                           impl->packed_view(), rows, impl->exc_load, opt.max_m, stream,
                                                           opt.tune_file);
@@ -353,6 +374,7 @@ Weights Weights::prepare(const void* d_W, DType wt, int64_t n, int64_t k, cudaSt
 }
 
 std::string Weights::plan_for(int64_t m, int64_t rows) const {
+  impl_->check_rows(rows, "plan_for");
   const Shape shape{rows, impl_->k, impl_->storage};
   return impl_->plan(shape, m).str();
 }
@@ -363,8 +385,7 @@ void Weights::run(const void* d_x, int64_t m, void* d_out, int64_t rows, cudaStr
   if (m > w.opt.max_m)
     throw Error(fmt::format("solgemm::Weights::run: m = {}; expected m <= max_m = {} (PrepareOptions)", m,
                             w.opt.max_m));
-  if (rows < 1 || rows > w.n)
-    throw Error(fmt::format("solgemm::Weights::run: rows = {}; expected 1 <= rows <= N = {}", rows, w.n));
+  w.check_rows(rows, "run");
   if (d_x == nullptr || d_out == nullptr)
     throw Error("solgemm::Weights::run: x or out is a null pointer; expected device pointers");
   const auto* x = static_cast<const __nv_bfloat16*>(d_x);

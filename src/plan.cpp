@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -244,6 +245,16 @@ std::vector<int64_t> untuned_row_sets(int64_t n, int64_t k) {
   std::vector<int64_t> out;
   for (int64_t d = 1; d <= 8; d *= 2)
     if ((d == 1 || n % (16 * d) == 0) && untuned_skinny_shape(n / d, k)) out.push_back(n / d);
+  return out;
+}
+
+std::vector<int64_t> untuned_row_sets(int64_t n, int64_t k, const std::vector<int64_t>& declared) {
+  if (declared.empty()) return untuned_row_sets(n, k);
+  std::vector<int64_t> out;
+  for (const int64_t r : declared)
+    if (r >= 1 && r <= n && (r == n || r % 16 == 0) && untuned_skinny_shape(r, k)) out.push_back(r);
+  std::sort(out.begin(), out.end(), std::greater<>());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 

@@ -5,9 +5,13 @@
 
 #include <cmath>
 #include <cstring>
+#include <iostream>
+#include <optional>
 #include <random>
+#include <string>
 #include <vector>
 
+#include "../src/kernels/kernels.hpp"
 #include "solgemm/format.hpp"
 #include "solgemm/solgemm.hpp"
 #include "testing.hpp"
@@ -70,8 +74,9 @@ std::vector<uint16_t> make_x(int64_t m, int64_t k, uint64_t seed) {
   return x;
 }
 
+// declared: PrepareOptions::row_counts (nullptr: {rows}, the one row count the check calls).
 void check_shape(int64_t n, int64_t k, int64_t rows, int64_t m, Weights kind, uint64_t seed,
-                 const char* family = "wide") {
+                 const char* family = "wide", const std::vector<int64_t>* declared = nullptr) {
   SCOPED_TRACE(testing::Message() << "N=" << n << " K=" << k << " rows=" << rows << " m=" << m << " kind="
                                   << static_cast<int>(kind) << " seed=" << seed << " family=" << family);
   const auto hw = make_w(n, k, kind, seed);
@@ -87,6 +92,7 @@ void check_shape(int64_t n, int64_t k, int64_t rows, int64_t m, Weights kind, ui
   CK(cudaMemcpy(dx, hx.data(), hx.size() * 2, cudaMemcpyHostToDevice));
   solgemm::PrepareOptions opt;
   opt.kernel = family;  // the plan table does not choose the wide family yet (docs/kernels.md)
+  opt.row_counts = declared ? *declared : std::vector<int64_t>{rows};
   auto w = solgemm::Weights::prepare(dw, solgemm::DType::bf16, n, k, nullptr, opt);
   const std::string plan = w.plan_for(m, rows);
   SCOPED_TRACE(plan + " | " + w.description());
@@ -212,12 +218,102 @@ TEST(GpuSimt, Bf16LayersAndOddShapes) {
   for (int64_t m : {1, 8, 16}) check_shape(8192, 4096, 1024, m, Weights::sprinkled, seed + 100 + m, "simt");
   for (int64_t m : {1, 13}) check_shape(8192, 4096, 1024, m, Weights::crowded, seed + 200 + m, "simt");  // raw rows
   for (int64_t m : {1, 8}) check_shape(8192, 4096, 1024, m, Weights::full_slots, seed + 300 + m, "simt");  // full slots
-  check_shape(8192, 4096, 1001, 5, Weights::full_slots, seed, "simt");  // a partial 8-row block
+  const std::vector<int64_t> slice_too{1001, 1024};  // (the copy is made where its 1024 rows are declared)
+  check_shape(8192, 4096, 1001, 5, Weights::full_slots, seed, "simt", &slice_too);  // a partial 8-row block
   check_shape(8192, 4096, 1024, 3, Weights::adversarial, seed, "simt");  // 16-bit storage: the raw copy
   check_shape(1000, 1000, 966, 7, Weights::sprinkled, seed, "simt");  // K tail, rows % 8 != 0
   check_shape(300, 12288, 299, 3, Weights::normal, seed, "simt");     // three passes of 4096 k
   check_shape(520, 1002, 519, 5, Weights::normal, seed, "simt");      // K % 8 != 0: vendor fallback
   check_shape(64, 128, 64, 9, Weights::adversarial, seed, "simt");
+}
+
+// PrepareOptions::row_counts (perf-notes step 218). The simt family's 12-bit copy of the first 1024 rows (K = 4096) is
+// made only where 1024 is declared: undeclared (the default), the slice's calls read the raw rows; both against FP64
+// (probe rows, NaN poison, guard, determinism) at the simt family's m and past it. Device memory: exactly the copy's
+// bytes apart (with the split-K workspace each sizes for its row counts). A declared Weights refuses another row count
+// (run and plan_for: one error naming the declared ones; nothing written); prepare refuses a count outside 1..N.
+TEST(GpuSimt, RowCountsDeclared) {
+  SOLGEMM_REQUIRE_GPU();
+  const uint64_t seed = solgemm::testing::test_seed(18);
+  const int64_t n = 8192, k = 4096;
+  const std::vector<int64_t> none, both{1024, n};
+  for (int64_t m : {1, 8, 9}) {
+    check_shape(n, k, 1024, m, Weights::normal, seed + m, "", &none);
+    check_shape(n, k, 1024, m, Weights::normal, seed + m, "", &both);
+  }
+  check_shape(n, k, n, 16, Weights::normal, seed, "", &both);
+
+  SCOPED_TRACE(testing::Message() << "seed=" << seed);
+  const auto hw = make_w(n, k, Weights::normal, seed);
+  __nv_bfloat16 *dw, *dx, *dout;
+  const size_t out_elems = 2048 + 4096;
+  CK(cudaMalloc(&dw, hw.size() * 2));
+  CK(cudaMalloc(&dx, k * 2));
+  CK(cudaMalloc(&dout, out_elems * 2));
+  CK(cudaMemcpy(dw, hw.data(), hw.size() * 2, cudaMemcpyHostToDevice));
+  const auto hx = make_x(1, k, seed + 1);
+  CK(cudaMemcpy(dx, hx.data(), k * 2, cudaMemcpyHostToDevice));
+  solgemm::PrepareOptions o;
+  o.tune_vendor = false;
+  auto a = solgemm::Weights::prepare(dw, solgemm::DType::bf16, n, k, nullptr, o);
+  o.row_counts = both;
+  auto b = solgemm::Weights::prepare(dw, solgemm::DType::bf16, n, k, nullptr, o);
+  SCOPED_TRACE(a.description() + " | " + b.description());
+
+  const solgemm::format::Packed pk = solgemm::format::encode_bf16(hw.data(), n, k);
+  ASSERT_EQ(pk.code, solgemm::format::Code::bits12);
+  const solgemm::format::Simt12 s12 = solgemm::format::encode_simt12(hw.data(), n, k, 1024, pk.base);
+  const bool fits = s12.max_row_entries <= solgemm::format::kSimtSlots;  // (else raw rows, said in the description)
+  const size_t s12_bytes = fits ? s12.data.size() + 4 * (s12.exc.size() + s12.exc_off.size()) : 0;
+  EXPECT_EQ(a.description().find("simt family"), std::string::npos);
+  EXPECT_NE(b.description().find(fits ? "its first 1024 rows also in the simt family's 12-bit layout"
+                                      : "rows read as raw BF16 by the simt family"),
+            std::string::npos);
+  EXPECT_EQ(a.weight_bits(1, 1024), 16.0);
+  if (fits) EXPECT_LT(b.weight_bits(1, 1024), 12.2);
+  EXPECT_NE(a.plan_for(1, 1024).find("simt"), std::string::npos);  // (the same family, on the raw rows)
+  namespace kn = solgemm::kernels;
+  auto ws_bytes = [](const kn::SplitWs& w) {  // what prepare allocates for it (api.cu)
+    return w.ws_floats == 0 ? size_t{0}
+                            : w.ws_floats * 4 + w.counters * 4 + (w.tiles64 > 0 ? 15 * w.tiles64 * 8 : 0);
+  };
+  const size_t ws_a = ws_bytes(kn::split_ws_need(solgemm::Storage::packed12, n, k, o.max_m));
+  const size_t ws_b = ws_bytes(kn::split_ws_need(solgemm::Storage::packed12, n, k, o.max_m, std::nullopt, both));
+  EXPECT_LE(ws_b, ws_a);
+  EXPECT_EQ(b.device_bytes() + ws_a, a.device_bytes() + ws_b + s12_bytes);
+  std::cout << "[ RowCounts ] 8192 x 4096: " << a.device_bytes() / 1e6 << " MB undeclared, " << b.device_bytes() / 1e6
+            << " MB with rows {1024, 8192} (simt copy " << s12_bytes / 1e6 << " MB, split-K workspace " << ws_a / 1e6
+            << " -> " << ws_b / 1e6 << " MB)" << std::endl;
+
+  CK(cudaMemset(dout, 0xFF, out_elems * 2));
+  for (const char* what : {"run", "plan_for"}) {
+    try {
+      if (what[0] == 'r')
+        b.run(dx, 1, dout, 2048, nullptr);
+      else
+        (void)b.plan_for(1, 2048);
+      ADD_FAILURE() << what << " accepted 2048 rows, not declared";
+    } catch (const solgemm::Error& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find("rows = 2048"), std::string::npos) << msg;
+      EXPECT_NE(msg.find("1024, 8192"), std::string::npos) << msg;
+    }
+  }
+  CK(cudaDeviceSynchronize());
+  std::vector<uint16_t> out(out_elems);
+  CK(cudaMemcpy(out.data(), dout, out_elems * 2, cudaMemcpyDeviceToHost));
+  for (size_t i = 0; i < out_elems; ++i) ASSERT_EQ(out[i], 0xFFFF) << "written at " << i << " by a refused call";
+  a.run(dx, 1, dout, 2048, nullptr);  // (undeclared: any rows)
+  CK(cudaDeviceSynchronize());
+  CK(cudaMemcpy(out.data(), dout, out_elems * 2, cudaMemcpyDeviceToHost));
+  for (size_t i = 0; i < 2048; ++i) ASSERT_TRUE(std::isfinite(solgemm::format::bf16_to_f32(out[i]))) << i;
+  for (const int64_t bad : {int64_t{0}, n + 1}) {
+    o.row_counts = {n, bad};
+    EXPECT_THROW(solgemm::Weights::prepare(dw, solgemm::DType::bf16, n, k, nullptr, o), solgemm::Error) << bad;
+  }
+  cudaFree(dw);
+  cudaFree(dx);
+  cudaFree(dout);
 }
 
 // Rows are bitwise the same whatever m (the split depends on the shape only), and a replayed CUDA graph (the

@@ -270,6 +270,20 @@ TEST(Plan, UntunedRowSets) {
     }
 }
 
+// With declared row counts (PrepareOptions::row_counts, perf-notes step 218): exactly those of them that form an untuned
+// 12-bit shape (N or a multiple of 16), largest first, once each; none declared: the list above.
+TEST(Plan, UntunedRowSetsDeclared) {
+  using V = std::vector<int64_t>;
+  EXPECT_EQ(solgemm::untuned_row_sets(2048, 8192, V{}), solgemm::untuned_row_sets(2048, 8192));
+  EXPECT_TRUE(solgemm::untuned_row_sets(4096, 8192, V{4096}).empty());             // the pooler's N rows: a plan row
+  EXPECT_EQ(solgemm::untuned_row_sets(4096, 8192, V{1024, 4096, 3072, 1024}), (V{3072, 1024}));  // 3072: not N / 2^i
+  EXPECT_TRUE(solgemm::untuned_row_sets(8192, 4096, V{8192, 1024}).empty());       // the judge's unpooler calls
+  EXPECT_EQ(solgemm::untuned_row_sets(8208, 4096, V{8208, 4104, 3000}), (V{8208}));  // 4104, 3000: not multiples of 16
+  EXPECT_TRUE(solgemm::untuned_row_sets(2048, 8192, V{512, 100}).empty());         // too small
+  for (const int64_t r : solgemm::untuned_row_sets(28672, 4096, V{28672, 20480, 16, 9216}))
+    EXPECT_TRUE(solgemm::untuned_skinny_shape(r, 4096)) << r;
+}
+
 // What prepare measured replaces the rule for calls of all N rows: its layout at 1..max_m, the vendor family above and
 // at max_m = 0; calls of fewer rows keep the rule; the exception bounds still apply.
 TEST(Plan, UntunedMeasuredChoice) {

@@ -6,7 +6,9 @@
 // the unpooler's 2 x 4 x 16 layout at 32 tokens holds 3 stages in the 2-CTA variant (step 131).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "../src/kernels/family_dispatch.cuh"
@@ -150,4 +152,50 @@ TEST(SkinnySmem, UntunedWorkspaceCoversEveryCandidate) {
         }
     EXPECT_GE(checked, 16 * 4);
   }
+}
+
+// Declared row counts (PrepareOptions::row_counts, perf-notes step 218): the workspace covers every plan layout of those
+// calls at 1..64 tokens and every candidate timed for them, and is no larger than the undeclared one.
+TEST(SkinnySmem, DeclaredRowCountsWorkspace) {
+  namespace k = solgemm::kernels;
+  for (const auto& [n, kk, rows] :
+       {std::tuple<int64_t, int64_t, std::vector<int64_t>>{2304, 8192, {2304}}, {8192, 4096, {1024, 8192}},
+        {4096, 8192, {1024, 3072, 4096}}, {6144, 4096, {6144, 2000}}}) {
+    SCOPED_TRACE(std::to_string(n) + "x" + std::to_string(kk));
+    const k::SplitWs all = k::split_ws_need(solgemm::Storage::packed12, n, kk, 64);
+    const k::SplitWs have = k::split_ws_need(solgemm::Storage::packed12, n, kk, 64, std::nullopt, rows);
+    bool subset = true;  // (a declared untuned row count not among N / 2^i adds its own candidates)
+    for (const int64_t r : solgemm::untuned_row_sets(n, kk, rows)) {
+      const std::vector<int64_t> d = solgemm::untuned_row_sets(n, kk);
+      subset = subset && std::find(d.begin(), d.end(), r) != d.end();
+    }
+    if (subset) {
+      EXPECT_LE(have.ws_floats, all.ws_floats);
+      EXPECT_LE(have.counters, all.counters);
+    }
+    int checked = 0;
+    for (const int64_t r : rows)
+      for (int64_t m = 1; m <= 64; ++m) {
+        std::vector<solgemm::Plan> ps = {solgemm::select_plan({r, kk, solgemm::Storage::packed12}, m)};
+        if (m <= 16)
+          for (const int64_t ur : solgemm::untuned_row_sets(n, kk, rows))
+            if (ur == r)
+              for (const solgemm::UntunedLayout& u : solgemm::untuned_skinny_candidates(r, kk, solgemm::kUntunedCandidates)) {
+                const solgemm::UntunedChoice c{r, u, 16};
+                ps.push_back(solgemm::select_plan({r, kk, solgemm::Storage::packed12}, m, solgemm::ExceptionLoad{}, &c));
+              }
+        for (const solgemm::Plan& p : ps) {
+          if (p.kernel != solgemm::Kernel::skinny) continue;
+          const fam::WsNeed q = fam::ws_need(static_cast<int>(m), static_cast<int>(r), p.cfg.rt_cta, p.cfg.split_k,
+                                             p.cfg.n_tiles);
+          EXPECT_LE(q.floats, have.ws_floats) << r << " rows, m " << m << ": " << p.str();
+          EXPECT_LE(q.counters, have.counters) << r << " rows, m " << m << ": " << p.str();
+          ++checked;
+        }
+      }
+    EXPECT_GE(checked, 32);
+  }
+  // (the pooler's N rows alone: its leading 2048 and 1024 rows' candidates are not timed, so less workspace)
+  EXPECT_LT(k::split_ws_need(solgemm::Storage::packed12, 4096, 8192, 64, std::nullopt, {4096}).ws_floats,
+            k::split_ws_need(solgemm::Storage::packed12, 4096, 8192, 64).ws_floats);
 }

@@ -117,6 +117,9 @@ bool untuned_skinny_shape(int64_t rows, int64_t k);
 // judge's unpooler slice), each a multiple of 16 that untuned_skinny_shape accepts; so the N rows of a tuned shape are
 // not in the list, its leading halves may be. Calls of other row counts take the rule untimed.
 std::vector<int64_t> untuned_row_sets(int64_t n, int64_t k);
+// With the row counts a user declared (PrepareOptions::row_counts; empty: the list above): each declared count that is
+// N or a multiple of 16 and that untuned_skinny_shape accepts, largest first, once each.
+std::vector<int64_t> untuned_row_sets(int64_t n, int64_t k, const std::vector<int64_t>& declared);
 // The layouts prepare times for an untuned shape (kernels::tune_untuned): the rule's own, then the cheapest of a wider
 // set by the rule's cost (clusters up to 16, up to 4 CTAs per SM), at most `count`, distinct.
 std::vector<UntunedLayout> untuned_skinny_candidates(int64_t rows, int64_t k, size_t count);

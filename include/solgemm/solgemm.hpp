@@ -16,6 +16,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <cuda_runtime.h>
 
@@ -46,6 +47,13 @@ struct PrepareOptions {
   // a file that cannot be written) throw solgemm::Error naming the file.
   std::string tune_file;
   int max_m = 4096;                         // largest m run() will be called with (sizes any workspace)
+  // The `rows` values run() will be called with (each 1..N), as max_m declares m. Empty (the default): any rows of
+  // 1..N. Declared: run(), plan_for() and weight_bits() reject any other row count (solgemm::Error), the split-K
+  // workspace is sized for these row counts only, and prepare times untuned skinny layouts (tune_vendor) for each of
+  // them that forms an untuned 12-bit shape instead of for N, N/2, N/4, N/8. A row count the plan serves with its own
+  // copy of the leading rows (the simt family's 12-bit layout of the first 1024 rows where K = 4096: 6.3 MB) gets that
+  // copy only when declared; undeclared, such calls read the raw BF16 rows (docs/kernels.md, "Memory").
+  std::vector<int64_t> row_counts;
   // Share one cuBLAS handle and its 32 MiB workspace with every other Weights prepared with this option on the same
   // device, instead of owning them (a model of 200 projections then holds 32 MiB of it, not 6.4 GB). The Weights
   // sharing it then form one ordering domain: none of their calls may run at the same time as another's on the GPU

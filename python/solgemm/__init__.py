@@ -74,7 +74,8 @@ class Linear:
     rows: output features computed by default (the first ``rows`` of N; None = N).
     options: ``solgemm.Weights.prepare``'s keywords (compress, router_mode, tune_vendor, tune_file, max_m, kernel,
     shared_workspace: one cuBLAS workspace for every layer prepared so on the device; their calls must then be ordered,
-    e.g. all on one stream).
+    e.g. all on one stream; row_counts: the ``rows`` values calls will use, e.g. ``[N, 1024]``: other row counts are
+    then refused, and per-slice data is prepared only for these (an empty list, the default: any rows)).
 
     A call checks x and out in Python (attribute reads only) and hands their addresses to the C++ core
     (``Weights.run_ptr``): its host path is about as long as ``F.linear``'s (``bench/py_call_overhead.py``).

@@ -177,7 +177,12 @@ class Gpu(unittest.TestCase):
             (lambda: solgemm.Linear(w, router_mode="fast"), r"router_mode = 'fast'; expected 'hi_lo' or 'exact'"),
             (lambda: solgemm.Linear(w, kernel="nope"), r"nope"),
             (lambda: solgemm.Linear(w.cpu()), r"weight is on cpu; expected a CUDA tensor"),
+            (lambda: declared(x, rows=128),
+             r"rows = 128; expected one of the row counts declared at prepare \(256, 512: PrepareOptions::row_counts\)"),
+            (lambda: solgemm.Linear(w, row_counts=[512, 513]), r"row_counts\[1\] = 513; expected 1 <= rows <= N = 512"),
         ]
+        declared = solgemm.Linear(w, tune_vendor=False, row_counts=[512, 256, 512])  # (declared rows: others refused)
+        self.assertEqual(tuple(declared(x, rows=256).shape), (4, 256))
         for i, (call, pattern) in enumerate(cases):
             with self.assertRaisesRegex(solgemm.Error, pattern, msg=f"case {i}"):
                 call()

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <vector>
 #include <string>
 
 #include <cuda.h>
@@ -131,8 +132,10 @@ struct SplitWs {
 // skinny family (packed storage; m capped at 64) or the router family (hilo storage). `forced`: PrepareOptions::kernel's
 // family, whose own layouts are then sized instead of the plan's (nullopt: the plan's layouts only, so that a Weights
 // does not hold workspace for layouts only a forced family runs: the router's 75 MB for forced router calls of 4096
-// tokens, perf-notes step 215).
-SplitWs split_ws_need(Storage storage, int64_t n, int64_t k, int64_t max_m, std::optional<Kernel> forced = std::nullopt);
+// tokens, perf-notes step 215). `row_counts`: PrepareOptions::row_counts (empty: every row count 1..n; else only
+// those calls, and the untuned layouts timed for them).
+SplitWs split_ws_need(Storage storage, int64_t n, int64_t k, int64_t max_m, std::optional<Kernel> forced = std::nullopt,
+                      const std::vector<int64_t>& row_counts = {});
 
 // How a skinny launch reduced split K (launch_skinny's `path`; tests and the bench): no split, through a cluster's
 // distributed shared memory, through the workspace in one cooperative launch, or by the last arrival.

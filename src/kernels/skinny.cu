@@ -18,7 +18,8 @@ void launch_skinny(const Config& cfg, const PackedView& w, const __nv_bfloat16* 
   family::skinny_dispatch<family::kLibrary>(cfg, w, x, m, out, rows, stream, path);
 }
 
-SplitWs split_ws_need(Storage storage, int64_t n, int64_t k, int64_t max_m, std::optional<Kernel> forced) {
+SplitWs split_ws_need(Storage storage, int64_t n, int64_t k, int64_t max_m, std::optional<Kernel> forced,
+                      const std::vector<int64_t>& row_counts) {
   SplitWs need;
   const bool packed = storage == Storage::packed12 || storage == Storage::packed16;
   if (!packed && storage != Storage::hilo) return need;
@@ -37,9 +38,11 @@ SplitWs split_ws_need(Storage storage, int64_t n, int64_t k, int64_t max_m, std:
     need.ws_floats = std::max(need.ws_floats, q.floats);
     need.counters = std::max(need.counters, q.counters);
   };
-  std::vector<int64_t> rows;
-  for (int64_t r = 16; r < n; r += 16) rows.push_back(r);
-  rows.push_back(n);
+  std::vector<int64_t> rows = row_counts;  // (declared: only those calls come)
+  if (rows.empty()) {
+    for (int64_t r = 16; r < n; r += 16) rows.push_back(r);
+    rows.push_back(n);
+  }
   for (int64_t r : rows)
     for (int64_t m : ms) {
       // The plan table's choice, or what PrepareOptions::kernel forces (the family's own layouts; the wide family's
@@ -68,7 +71,7 @@ SplitWs split_ws_need(Storage storage, int64_t n, int64_t k, int64_t max_m, std:
   // each of untuned_row_sets), so that none is left out for want of counters (perf-notes step 211: 4096 x 4096's
   // cs2 / rt2 needs 128 counters, the rule's layouts 66; a few MB of partials at most).
   if (storage == Storage::packed12 && !forced)  // (a forced family is not timed at prepare)
-    for (const int64_t r : untuned_row_sets(n, k))
+    for (const int64_t r : untuned_row_sets(n, k, row_counts))
       for (const UntunedLayout& u : untuned_skinny_candidates(r, k, kUntunedCandidates))
         for (int64_t m = 1; m <= std::min<int64_t>(mcap, 16); ++m) {
           const UntunedChoice c{r, u, 16};
