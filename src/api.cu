@@ -69,6 +69,7 @@ struct BlasHandle {
 struct Weights::Impl {
   DType dtype = DType::bf16;
   int64_t n = 0, k = 0;
+  int device = 0;                        // the CUDA device prepare ran on: every buffer and handle lives there
   PrepareOptions opt;
   Storage storage = Storage::raw_bf16;   // what the fast kernels read (raw when none applies)
   DevBuf raw;                            // the original weights, for the reference kernel
@@ -203,6 +204,7 @@ Weights Weights::prepare(const void* d_W, DType wt, int64_t n, int64_t k, cudaSt
     throw Error("solgemm::Weights::prepare: W is not a device pointer; expected memory from cudaMalloc");
   }
   auto impl = std::make_unique<Impl>();
+  check_cuda(cudaGetDevice(&impl->device), "prepare: cudaGetDevice");
   impl->dtype = wt;
   impl->n = n;
   impl->k = k;
@@ -347,11 +349,9 @@ Weights Weights::prepare(const void* d_W, DType wt, int64_t n, int64_t k, cudaSt
   if (opt.shared_workspace) {  // one per device for every Weights prepared so (perf-notes step 216)
     static std::mutex mu;
     static std::map<int, std::weak_ptr<BlasHandle>> registry;
-    int dev = 0;
-    check_cuda(cudaGetDevice(&dev), "prepare: cudaGetDevice");
     std::lock_guard<std::mutex> lock(mu);
-    impl->blas = registry[dev].lock();
-    if (!impl->blas) registry[dev] = impl->blas = make_blas();
+    impl->blas = registry[impl->device].lock();
+    if (!impl->blas) registry[impl->device] = impl->blas = make_blas();
   } else {
     impl->blas = make_blas();
   }
@@ -388,6 +388,11 @@ void Weights::run(const void* d_x, int64_t m, void* d_out, int64_t rows, cudaStr
   w.check_rows(rows, "run");
   if (d_x == nullptr || d_out == nullptr)
     throw Error("solgemm::Weights::run: x or out is a null pointer; expected device pointers");
+  // (a launch on another device would read this one's buffers from there: a fault that ends the context; host only,
+  // ~tens of ns, capture-safe)
+  if (int dev = -1; cudaGetDevice(&dev) != cudaSuccess || dev != w.device)
+    throw Error(fmt::format("solgemm::Weights::run: the current CUDA device is {}; expected device {}, where the "
+                            "weights were prepared (cudaSetDevice)", dev, w.device));
   const auto* x = static_cast<const __nv_bfloat16*>(d_x);
   const Shape shape{rows, w.k, w.storage};
   const Plan plan = w.plan(shape, m);

@@ -7,6 +7,7 @@
 // keeps the choice across processes: written once, read back to the same bits, bad files named in one error.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -276,4 +277,49 @@ TEST(Vendor, SharedWorkspace) {
   cudaGraphExecDestroy(ge);
   cudaGraphDestroy(g);
   cudaStreamDestroy(st);
+}
+
+// A Weights lives on the device prepare ran on: a call made while another device is current is refused with one error
+// (a launch there would fault on this device's buffers and end the context) and writes nothing; each device then
+// runs its own Weights (the shared workspace is per device). Needs two CUDA devices (skipped otherwise).
+TEST(Vendor, OtherDeviceRefused) {
+  SOLGEMM_REQUIRE_GPU();
+  int count = 0;
+  SKT_CK(cudaGetDeviceCount(&count));
+  if (count < 2) GTEST_SKIP() << "needs two CUDA devices (found " << count << ")";
+  const uint64_t seed = solgemm::testing::test_seed(0x0D2Eu);
+  const int64_t n = 1024, k = 1024, m = 8;
+  solgemm::PrepareOptions sh;
+  sh.shared_workspace = true;
+  sh.tune_vendor = false;
+  std::vector<std::vector<uint16_t>> outs;
+  for (int dev : {0, 1}) {
+    SKT_CK(cudaSetDevice(dev));
+    Dev<__nv_bfloat16> w(static_cast<size_t>(n * k)), x(static_cast<size_t>(m * k));
+    Dev<uint16_t> out(static_cast<size_t>(m * n));
+    skt::gen_bf16<<<1024, 256>>>(w.p, n * k, seed, 0.02f);
+    skt::make_x(x.p, m, k, seed);
+    SKT_CK(cudaDeviceSynchronize());
+    auto wt = solgemm::Weights::prepare(w.p, solgemm::DType::bf16, n, k, nullptr, sh);
+    SKT_CK(cudaMemset(out.p, 0xFF, out.n * 2));
+    SKT_CK(cudaSetDevice(1 - dev));
+    try {
+      wt.run(x.p, m, out.p, n, nullptr);
+      ADD_FAILURE() << "a call from device " << 1 - dev << " of weights prepared on " << dev << " was accepted";
+    } catch (const solgemm::Error& e) {
+      const std::string msg = e.what(), want = "the current CUDA device is " + std::to_string(1 - dev) +
+                                                  "; expected device " + std::to_string(dev);
+      EXPECT_NE(msg.find(want), std::string::npos) << msg;
+    }
+    SKT_CK(cudaSetDevice(dev));
+    SKT_CK(cudaDeviceSynchronize());
+    const std::vector<uint16_t> untouched = out.get();
+    EXPECT_EQ(std::count(untouched.begin(), untouched.end(), uint16_t{0xFFFF}), static_cast<long>(untouched.size()));
+    wt.run(x.p, m, out.p, n, nullptr);
+    SKT_CK(cudaDeviceSynchronize());
+    outs.push_back(out.get());
+    EXPECT_EQ(std::count(outs.back().begin(), outs.back().end(), uint16_t{0xFFFF}), 0) << "device " << dev;
+  }
+  EXPECT_EQ(outs[0], outs[1]) << "the same call on two devices differs " << skt::seed_msg(seed);
+  SKT_CK(cudaSetDevice(0));
 }

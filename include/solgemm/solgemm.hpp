@@ -67,11 +67,13 @@ struct PrepareOptions {
 class Weights {
  public:
   // W: device pointer to N x K row-major weights of dtype `wt` (bf16 -> out bf16; f32 -> out f32).
-  // Runs on `stream` and synchronises it (prepare is untimed and may use the host).
+  // Runs on `stream` and synchronises it (prepare is untimed and may use the host). The Weights lives on the current
+  // CUDA device; its calls must run there.
   static Weights prepare(const void* d_W, DType wt, int64_t n, int64_t k, cudaStream_t stream,
                          const PrepareOptions& opt = {});
 
-  // x: device, m x K BF16 row-major. out: device, m x rows (BF16, or FP32 for FP32 weights).
+  // x: device, m x K BF16 row-major. out: device, m x rows (BF16, or FP32 for FP32 weights). The current device must
+  // be the one prepare ran on (x, out and stream on it too).
   // Throws solgemm::Error on bad arguments before touching the GPU; never synchronises.
   // Ordering: a Weights owns scratch memory its kernels share between calls (split-K partials and barrier counters,
   // cuBLAS's workspace and handle), so its calls must not run at the same time on the GPU, as for a cuBLAS handle

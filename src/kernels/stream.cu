@@ -197,7 +197,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
     const int tok = off / kBM, r = off % kBM;
     const int64_t row = static_cast<int64_t>(row_block) * kBM + r;
     __nv_bfloat16* o = a.out + tok * a.rows + row;
-    if (row + 3 < a.rows && (a.rows & 3) == 0) {
+    if (row + 3 < a.rows && (a.rows & 3) == 0 && (reinterpret_cast<uintptr_t>(a.out) & 7) == 0) {
       const __nv_bfloat162 lo = __floats2bfloat162_rn(sum.x, sum.y), hi = __floats2bfloat162_rn(sum.z, sum.w);
       uint2 pk;
       pk.x = *reinterpret_cast<const uint32_t*>(&lo);

@@ -578,7 +578,10 @@ void launch_vendor(const Blas& blas, const VendorTable* table, const void* W, co
   const int b = bucket_of(m);
   int r = 0;
   while (table != nullptr && r < kRowSets && table->c.rows[r] != rows) ++r;
-  if (table != nullptr && r < kRowSets && b < kBuckets && table->c.have[r][b] &&
+  // (the tuned algorithms were chosen for 16-byte-aligned operands, as cudaMalloc gives them; a user's x or out at
+  // another offset takes cublasGemmEx, which picks kernels by the pointers it gets)
+  const bool aligned = (reinterpret_cast<uintptr_t>(x) | reinterpret_cast<uintptr_t>(out)) % 16 == 0;
+  if (aligned && table != nullptr && r < kRowSets && b < kBuckets && table->c.have[r][b] &&
       m >= table->c.from_m[r][b]) {  // (below from_m: the default, step 184)
     LtProblem p(rows, m, k);
     cublasLtMatmulHeuristicResult_t check{};

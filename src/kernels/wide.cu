@@ -237,7 +237,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
       if (q < split) sum.x += v[q].x, sum.y += v[q].y;
     const int64_t row = row_block * kRows + lr, tok = tok0 + tk;
     if (tok >= m) continue;
-    if (row + 1 < rows && (rows & 1) == 0)
+    if (row + 1 < rows && (rows & 1) == 0 && (reinterpret_cast<uintptr_t>(out) & 3) == 0)
       *reinterpret_cast<__nv_bfloat162*>(out + tok * rows + row) = __floats2bfloat162_rn(sum.x, sum.y);
     else {
       if (row < rows) out[tok * rows + row] = __float2bfloat16_rn(sum.x);
