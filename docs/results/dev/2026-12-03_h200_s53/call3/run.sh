@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Session 53, call 3 (binaries built here at 5ca3d0d, carry/s53c/bins.txz; a machine of two H200s, so that
-# Vendor.OtherDeviceRefused runs): the vendor tests (a call from the other device refused), test_gpu_wide
+# Session 53, call 3 (binaries built here at 5ca3d0d, carry/s53c/bins.txz; meant for two H200s, but only one-GPU machines
+# were lent: Vendor.OtherDeviceRefused skips): the vendor tests, test_gpu_wide
 # (GpuApi.UnalignedXAndOut: x and out 2-byte aligned through every family), the router and decode tests, then the
 # judge on device 0.
 set -u
