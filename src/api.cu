@@ -401,7 +401,12 @@ void Weights::run(const void* d_x, int64_t m, void* d_out, int64_t rows, cudaStr
       kernels::launch_reference(w.dtype, w.raw.p, x, m, d_out, rows, w.k, stream);
       break;
     case Kernel::skinny:
-      kernels::launch_skinny(plan.cfg, w.packed_view(), x, m, static_cast<__nv_bfloat16*>(d_out), rows, stream);
+      if (reinterpret_cast<uintptr_t>(d_x) % 16 != 0)  // (x not in 16-byte rows: no TMA box or vector copy of x, and
+        // some layouts' staged x would not fit shared memory; GpuApi.UnalignedXAndOut) cuBLAS
+        kernels::launch_vendor(w.blas_ctx(), w.vendor_table.get(), w.raw.p, x, m, static_cast<__nv_bfloat16*>(d_out),
+                               rows, w.k, stream);
+      else
+        kernels::launch_skinny(plan.cfg, w.packed_view(), x, m, static_cast<__nv_bfloat16*>(d_out), rows, stream);
       break;
     case Kernel::wide:
       if (w.storage == Storage::hilo)
