@@ -411,6 +411,10 @@ void Weights::run(const void* d_x, int64_t m, void* d_out, int64_t rows, cudaStr
     case Kernel::wide:
       if (w.storage == Storage::hilo)
         kernels::launch_wide_hilo(plan.cfg, w.hilo_view(), x, m, static_cast<float*>(d_out), rows, stream);
+      else if (w.k % 8 != 0 || reinterpret_cast<uintptr_t>(d_x) % 16 != 0)  // (its cp.async of x needs 16-byte rows:
+        // GpuApi.UnalignedXAndOut) cuBLAS, as the stream family
+        kernels::launch_vendor(w.blas_ctx(), w.vendor_table.get(), w.raw.p, x, m, static_cast<__nv_bfloat16*>(d_out),
+                               rows, w.k, stream);
       else
         kernels::launch_wide(plan.cfg, w.packed_view(), x, m, static_cast<__nv_bfloat16*>(d_out), rows, stream);
       break;
