@@ -396,6 +396,11 @@ void Weights::run(const void* d_x, int64_t m, void* d_out, int64_t rows, cudaStr
   const auto* x = static_cast<const __nv_bfloat16*>(d_x);
   const Shape shape{rows, w.k, w.storage};
   const Plan plan = w.plan(shape, m);
+  // cuBLAS on the raw BF16 copy: the vendor family, and where another family cannot take this x (alignment, K % 8)
+  auto bf16_vendor = [&] {
+    kernels::launch_vendor(w.blas_ctx(), w.vendor_table.get(), w.raw.p, x, m, static_cast<__nv_bfloat16*>(d_out), rows,
+                           w.k, stream);
+  };
   switch (plan.kernel) {
     case Kernel::reference:
       kernels::launch_reference(w.dtype, w.raw.p, x, m, d_out, rows, w.k, stream);
@@ -403,8 +408,7 @@ void Weights::run(const void* d_x, int64_t m, void* d_out, int64_t rows, cudaStr
     case Kernel::skinny:
       if (reinterpret_cast<uintptr_t>(d_x) % 16 != 0)  // (x not in 16-byte rows: no TMA box or vector copy of x, and
         // some layouts' staged x would not fit shared memory; GpuApi.UnalignedXAndOut) cuBLAS
-        kernels::launch_vendor(w.blas_ctx(), w.vendor_table.get(), w.raw.p, x, m, static_cast<__nv_bfloat16*>(d_out),
-                               rows, w.k, stream);
+        bf16_vendor();
       else
         kernels::launch_skinny(plan.cfg, w.packed_view(), x, m, static_cast<__nv_bfloat16*>(d_out), rows, stream);
       break;
@@ -413,8 +417,7 @@ void Weights::run(const void* d_x, int64_t m, void* d_out, int64_t rows, cudaStr
         kernels::launch_wide_hilo(plan.cfg, w.hilo_view(), x, m, static_cast<float*>(d_out), rows, stream);
       else if (w.k % 8 != 0 || reinterpret_cast<uintptr_t>(d_x) % 16 != 0)  // (its cp.async of x needs 16-byte rows:
         // GpuApi.UnalignedXAndOut) cuBLAS, as the stream family
-        kernels::launch_vendor(w.blas_ctx(), w.vendor_table.get(), w.raw.p, x, m, static_cast<__nv_bfloat16*>(d_out),
-                               rows, w.k, stream);
+        bf16_vendor();
       else
         kernels::launch_wide(plan.cfg, w.packed_view(), x, m, static_cast<__nv_bfloat16*>(d_out), rows, stream);
       break;
@@ -423,7 +426,7 @@ void Weights::run(const void* d_x, int64_t m, void* d_out, int64_t rows, cudaStr
         kernels::launch_vendor_hilo(w.blas_ctx(), w.hi_rm.p, w.lo_rm.p, w.lo2_rm.p, x, m, static_cast<float*>(d_out), rows,
                                     w.k, stream);
       else
-        kernels::launch_vendor(w.blas_ctx(), w.vendor_table.get(), w.raw.p, x, m, static_cast<__nv_bfloat16*>(d_out), rows, w.k, stream);
+        bf16_vendor();
       break;
     case Kernel::router:
       kernels::launch_router(plan.cfg, w.hilo_view(), x, m, static_cast<float*>(d_out), rows, stream);
@@ -437,14 +440,12 @@ void Weights::run(const void* d_x, int64_t m, void* d_out, int64_t rows, cudaStr
         const Plan rp = select_plan(shape, m, Kernel::router);
         kernels::launch_router(rp.cfg, w.hilo_view(), x, m, static_cast<float*>(d_out), rows, stream);
       } else {
-        kernels::launch_vendor(w.blas_ctx(), w.vendor_table.get(), w.raw.p, x, m, static_cast<__nv_bfloat16*>(d_out),
-                               rows, w.k, stream);
+        bf16_vendor();
       }
       break;
     case Kernel::stream:
       if (w.k % 8 != 0 || reinterpret_cast<uintptr_t>(d_x) % 16 != 0)  // no TMA for x: cuBLAS
-        kernels::launch_vendor(w.blas_ctx(), w.vendor_table.get(), w.raw.p, x, m, static_cast<__nv_bfloat16*>(d_out),
-                               rows, w.k, stream);
+        bf16_vendor();
       else
         kernels::launch_stream(plan.cfg, w.stream_view(), x, m, static_cast<__nv_bfloat16*>(d_out), rows, stream);
       break;
