@@ -396,7 +396,10 @@ void Weights::run(const void* d_x, int64_t m, void* d_out, int64_t rows, cudaStr
   const auto* x = static_cast<const __nv_bfloat16*>(d_x);
   const Shape shape{rows, w.k, w.storage};
   const Plan plan = w.plan(shape, m);
-  // cuBLAS on the raw BF16 copy: the vendor family, and where another family cannot take this x (alignment, K % 8)
+  // cuBLAS on the raw BF16 copy: the vendor family, and where another family cannot take this x. x in 16-byte rows is
+  // what the TMA boxes and vector copies of x need (the skinny family's scalar path takes K % 8 != 0, not an
+  // unaligned start: some layouts' staged x would not fit shared memory; GpuApi.UnalignedXAndOut).
+  const bool x_aligned = reinterpret_cast<uintptr_t>(d_x) % 16 == 0, x_rows16 = x_aligned && w.k % 8 == 0;
   auto bf16_vendor = [&] {
     kernels::launch_vendor(w.blas_ctx(), w.vendor_table.get(), w.raw.p, x, m, static_cast<__nv_bfloat16*>(d_out), rows,
                            w.k, stream);
@@ -406,8 +409,7 @@ void Weights::run(const void* d_x, int64_t m, void* d_out, int64_t rows, cudaStr
       kernels::launch_reference(w.dtype, w.raw.p, x, m, d_out, rows, w.k, stream);
       break;
     case Kernel::skinny:
-      if (reinterpret_cast<uintptr_t>(d_x) % 16 != 0)  // (x not in 16-byte rows: no TMA box or vector copy of x, and
-        // some layouts' staged x would not fit shared memory; GpuApi.UnalignedXAndOut) cuBLAS
+      if (!x_aligned)
         bf16_vendor();
       else
         kernels::launch_skinny(plan.cfg, w.packed_view(), x, m, static_cast<__nv_bfloat16*>(d_out), rows, stream);
@@ -415,8 +417,7 @@ void Weights::run(const void* d_x, int64_t m, void* d_out, int64_t rows, cudaStr
     case Kernel::wide:
       if (w.storage == Storage::hilo)
         kernels::launch_wide_hilo(plan.cfg, w.hilo_view(), x, m, static_cast<float*>(d_out), rows, stream);
-      else if (w.k % 8 != 0 || reinterpret_cast<uintptr_t>(d_x) % 16 != 0)  // (its cp.async of x needs 16-byte rows:
-        // GpuApi.UnalignedXAndOut) cuBLAS, as the stream family
+      else if (!x_rows16)  // (its cp.async of x)
         bf16_vendor();
       else
         kernels::launch_wide(plan.cfg, w.packed_view(), x, m, static_cast<__nv_bfloat16*>(d_out), rows, stream);
@@ -444,7 +445,7 @@ void Weights::run(const void* d_x, int64_t m, void* d_out, int64_t rows, cudaStr
       }
       break;
     case Kernel::stream:
-      if (w.k % 8 != 0 || reinterpret_cast<uintptr_t>(d_x) % 16 != 0)  // no TMA for x: cuBLAS
+      if (!x_rows16)  // (no TMA for x)
         bf16_vendor();
       else
         kernels::launch_stream(plan.cfg, w.stream_view(), x, m, static_cast<__nv_bfloat16*>(d_out), rows, stream);

@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <vector>
 #include <string>
+#include <vector>
 
 #include <cuda.h>
 #include <cuda_bf16.h>
